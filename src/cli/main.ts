@@ -1,0 +1,65 @@
+import { Command, CommanderError } from 'commander';
+import { StoreError } from '../store/db.js';
+import { registerIngest } from './commands/ingest.js';
+import { registerSessions } from './commands/sessions.js';
+import { registerShow } from './commands/show.js';
+import { ExitCode, UserError } from './errors.js';
+import { formatError, say } from './output.js';
+
+const version = '0.1.0';
+
+export function program(): Command {
+  const cli = new Command('replay-history')
+    .description(
+      'Turn coding-agent session logs into training data and a safe regression harness.\n' +
+        'Logs are ingested into a SQLite store; see each command’s --help for examples.',
+    )
+    .version(version)
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 success · 1 failure · 2 usage error or unreadable input · 3 side effects detected ·
+4 divergence over a threshold you set.
+
+Example:
+  $ replay-history ingest sample-sessions && replay-history sessions`,
+    );
+  registerIngest(cli);
+  registerSessions(cli);
+  registerShow(cli);
+  for (const command of cli.commands) command.exitOverride();
+  return cli;
+}
+
+async function main(argv: string[]): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (error) {
+    process.exitCode = handle(error);
+  }
+}
+
+function handle(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message.
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
+    if (error.code === 'commander.help') return ExitCode.ok;
+    return ExitCode.usage;
+  }
+  if (error instanceof UserError) {
+    say(formatError(error.message, error.hint));
+    return error.exitCode;
+  }
+  if (error instanceof StoreError) {
+    say(formatError(error.message, error.hint));
+    return ExitCode.usage;
+  }
+  const e = error as NodeJS.ErrnoException;
+  if (process.env.DEBUG?.includes('replay-history')) say(e?.stack ?? String(error));
+  say(formatError(e?.message ?? String(error), 'set DEBUG=replay-history for the stack trace'));
+  return ExitCode.failure;
+}
+
+await main(process.argv);

@@ -1,0 +1,155 @@
+// The normalized session model: every source adapter produces these shapes and everything downstream reads
+// only them. Types and pure functions only — no I/O.
+
+export const agents = ['claude-code', 'opencode', 'codex', 'docker-agent'] as const;
+export type AgentId = (typeof agents)[number];
+
+/** Where a message came from, so any output traces back to a log line or a database row. */
+export type SourceRef =
+  | { file: string; line: number; endLine?: number }
+  | { db: string; table: string; row: string };
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+/** A block of tool output as the model saw it: text, or an image it was shown. */
+export type OutputBlock = { type: 'text'; text: string } | { type: 'image'; mediaType: string; data: string };
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+export interface ReasoningPart {
+  type: 'reasoning';
+  text: string;
+  /** Provider signature needed to send thinking back (Anthropic); absent elsewhere. */
+  signature?: string;
+  redacted?: boolean;
+}
+export interface ToolCall {
+  type: 'tool_call';
+  id: string;
+  name: string;
+  input: unknown;
+  /** No result was ever recorded (an interrupted turn). Contexts get a synthetic error result for it. */
+  unanswered?: boolean;
+}
+export interface ToolResult {
+  type: 'tool_result';
+  callId: string;
+  name?: string;
+  output: string | OutputBlock[];
+  isError: boolean;
+  /** Made by us, not recorded: the error result given to an unanswered call when a context is built. */
+  synthetic?: boolean;
+}
+export interface ImagePart {
+  type: 'image';
+  mediaType: string;
+  data: string;
+}
+export type Part = TextPart | ReasoningPart | ToolCall | ToolResult | ImagePart;
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface Message {
+  role: Role;
+  parts: Part[];
+  /** The source's own id for this message (Claude: uuid of its first line; opencode: message id). */
+  nativeId?: string;
+  model?: string;
+  usage?: Usage;
+  timestamp?: string;
+  /** Harness-written text that looks like a user turn (or a harness-made assistant error): not typed by a person. */
+  injected?: boolean;
+  /** A summary that replaced the earlier history: contexts after it start here. */
+  compaction?: boolean;
+  /** With `compaction`: native ids of earlier messages that stay visible after the summary (in order). */
+  preserved?: string[];
+  source: SourceRef;
+}
+
+export type SessionKind = 'main' | 'subagent' | 'compaction';
+
+export interface Session {
+  /** Stable: a hash of agent and the agent's own session id (see ids.ts). */
+  id: string;
+  agent: AgentId;
+  /** The agent's own id for this session (for Claude sub-agents: `<parent session id>/agent-<agentId>`). */
+  sourceId: string;
+  kind: SessionKind;
+  parentId?: string;
+  /** The parent's tool call that spawned this sub-agent, where the log says. */
+  parentToolCallId?: string;
+  /**
+   * History this session shares with another one (a resumed or forked session that copied it): the messages of
+   * session `sessionId` up to and including `nativeId` come first, and are stored only once, there.
+   */
+  continues?: { sessionId: string; nativeId: string };
+  cwd?: string;
+  title?: string;
+  startedAt?: string;
+  endedAt?: string;
+  /** Version of the agent that wrote the log. */
+  version?: string;
+  messages: Message[];
+}
+
+export function isToolCall(part: Part): part is ToolCall {
+  return part.type === 'tool_call';
+}
+
+export function isToolResult(part: Part): part is ToolResult {
+  return part.type === 'tool_result';
+}
+
+/** The text of a tool output, images named but not inlined. */
+export function outputText(output: ToolResult['output']): string {
+  if (typeof output === 'string') return output;
+  return output
+    .map((block) => (block.type === 'text' ? block.text : `[image ${block.mediaType}]`))
+    .join('\n');
+}
+
+export function toolCalls(message: Message): ToolCall[] {
+  return message.parts.filter(isToolCall);
+}
+
+export function toolResults(message: Message): ToolResult[] {
+  return message.parts.filter(isToolResult);
+}
+
+/** Mark every tool call that has no recorded result anywhere in the list. Returns the number marked. */
+export function markUnanswered(messages: Message[]): number {
+  const answered = new Set<string>();
+  for (const message of messages) for (const result of toolResults(message)) answered.add(result.callId);
+  let marked = 0;
+  for (const message of messages) {
+    for (const call of toolCalls(message)) {
+      if (answered.has(call.id)) delete call.unanswered;
+      else {
+        call.unanswered = true;
+        marked++;
+      }
+    }
+  }
+  return marked;
+}
+
+/** Fill in tool_result.name from the call it answers, where the source leaves it out. */
+export function nameResults(messages: Message[]): void {
+  const names = new Map<string, string>();
+  for (const message of messages) for (const call of toolCalls(message)) names.set(call.id, call.name);
+  for (const message of messages) {
+    for (const result of toolResults(message)) {
+      if (result.name === undefined) {
+        const name = names.get(result.callId);
+        if (name !== undefined) result.name = name;
+      }
+    }
+  }
+}

@@ -1,0 +1,105 @@
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { basename } from 'node:path';
+import { readLines } from '../lines.js';
+import type { FileResult, SourceAdapter, Warning } from '../types.js';
+import { ClaudeTranscript } from './parse.js';
+import { claudeRoots, metaPathFor } from './paths.js';
+import { isEnvelope } from './records.js';
+
+const sniffBytes = 64 * 1024;
+
+/** A Claude Code transcript: JSON lines whose records carry a `type` and a `sessionId` or `uuid`. */
+function detect(file: string): boolean {
+  if (!file.endsWith('.jsonl')) return false;
+  const fd = openSync(file, 'r');
+  let head: string;
+  try {
+    const buffer = Buffer.alloc(sniffBytes);
+    head = buffer.subarray(0, readSync(fd, buffer, 0, sniffBytes, 0)).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+  const lines = head.split('\n');
+  // The last piece may be cut by the sniff window; it only counts if it is the whole file.
+  if (lines.length > 1) lines.pop();
+  for (const line of lines.slice(0, 50)) {
+    try {
+      const value = JSON.parse(line) as unknown;
+      if (isEnvelope(value) && ('sessionId' in value || 'uuid' in value || 'leafUuid' in value)) return true;
+    } catch {
+      // A bad line decides nothing; look at the next.
+    }
+  }
+  return false;
+}
+
+function readMeta(file: string, warnings: Warning[]): { toolUseId?: string; description?: string } {
+  const path = metaPathFor(file);
+  if (!existsSync(path)) return {};
+  try {
+    const meta = JSON.parse(readFileSync(path, 'utf8')) as { toolUseId?: unknown; description?: unknown };
+    const out: { toolUseId?: string; description?: string } = {};
+    if (typeof meta.toolUseId === 'string') out.toolUseId = meta.toolUseId;
+    if (typeof meta.description === 'string') out.description = meta.description;
+    return out;
+  } catch (error) {
+    warnings.push({ file: path, message: `unreadable sub-agent metadata: ${(error as Error).message}` });
+    return {};
+  }
+}
+
+function parseFile(file: string): FileResult {
+  const warnings: Warning[] = [];
+  const transcript = new ClaudeTranscript(file, basename(file, '.jsonl'), readMeta(file, warnings));
+  let lines = 0;
+  let skipped = 0;
+  let parsedBytes = 0;
+  const onOversize = ({ number, bytes }: { number: number; bytes: number }): void => {
+    skipped++;
+    warnings.push({ file, line: number, message: `line of ${bytes} bytes is over the size limit; skipped` });
+  };
+  for (const line of readLines(file, { onOversize })) {
+    lines++;
+    let value: unknown;
+    try {
+      value = JSON.parse(line.text);
+    } catch (error) {
+      if (!line.terminated) {
+        // The writer has not finished this line yet: leave it for the next ingest.
+        warnings.push({
+          file,
+          line: line.number,
+          message: 'last line is incomplete (still being written?); not read yet',
+        });
+        lines--;
+        break;
+      }
+      skipped++;
+      warnings.push({
+        file,
+        line: line.number,
+        message: `not valid JSON (${(error as Error).message}); skipped`,
+      });
+      parsedBytes = line.end;
+      continue;
+    }
+    parsedBytes = line.end;
+    if (line.invalidUtf8)
+      warnings.push({ file, line: line.number, message: 'invalid UTF-8 replaced with U+FFFD' });
+    if (!isEnvelope(value)) {
+      skipped++;
+      warnings.push({ file, line: line.number, message: 'not a transcript record (no "type"); skipped' });
+      continue;
+    }
+    transcript.add(value, line.number);
+  }
+  const { sessions, spawns, notes } = transcript.finish();
+  return { sessions, spawns, warnings, notes, lines, skipped, parsedBytes };
+}
+
+export const claudeCode: SourceAdapter = {
+  agent: 'claude-code',
+  detect,
+  defaultRoots: () => claudeRoots(),
+  parseFile,
+};

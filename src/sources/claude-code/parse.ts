@@ -1,0 +1,564 @@
+import { sessionId } from '../../model/ids.js';
+import {
+  type Message,
+  markUnanswered,
+  nameResults,
+  type OutputBlock,
+  type Part,
+  type Session,
+  type SessionKind,
+  type Usage,
+} from '../../model/session.js';
+import type { ParsedSession, Spawn } from '../types.js';
+import {
+  type ApiUsage,
+  type Block,
+  conversationTypes,
+  type Envelope,
+  isInjectedText,
+  knownTypes,
+} from './records.js';
+
+const agent = 'claude-code';
+
+/** A line kept for the chain: heavy payloads of progress lines are dropped on the way in. */
+interface Entry {
+  env: Envelope;
+  line: number;
+  order: number;
+}
+
+interface Stream {
+  sourceId: string;
+  kind: SessionKind;
+  parentSourceId?: string;
+  byUuid: Map<string, Entry>;
+  /** Entries without a uuid that still carry conversation (very old builds). */
+  loose: Entry[];
+}
+
+export interface ClaudeParseResult {
+  sessions: ParsedSession[];
+  spawns: Spawn[];
+  /** Things worth telling the user that are not errors (unknown line types, orphan links). */
+  notes: string[];
+}
+
+/**
+ * Collects the lines of one transcript file, then builds its sessions: the main conversation (or the sub-agent
+ * the file holds), plus sub-agents known only from inline `agent_progress` mirrors.
+ */
+export class ClaudeTranscript {
+  private readonly streams = new Map<string, Stream>();
+  private readonly mirrors = new Map<
+    string,
+    { parentSourceId: string; toolCallId?: string; entries: Entry[] }
+  >();
+  private readonly titles = { custom: '', ai: '', summaries: new Map<string, string>() };
+  private readonly unknown = new Map<string, number>();
+  private readonly spawns: Spawn[] = [];
+  private order = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly fallbackId: string,
+    private readonly meta: { toolUseId?: string; description?: string } = {},
+  ) {}
+
+  add(value: Envelope, line: number): void {
+    const order = this.order++;
+    const { type } = value;
+    if (!knownTypes.has(type)) this.unknown.set(type, (this.unknown.get(type) ?? 0) + 1);
+    if (type === 'summary' && value.summary && value.leafUuid)
+      this.titles.summaries.set(value.leafUuid, value.summary);
+    if (type === 'ai-title' && value.aiTitle) this.titles.ai = value.aiTitle;
+    if (type === 'custom-title' && value.customTitle) this.titles.custom = value.customTitle;
+    if (type === 'progress' && value.data?.type === 'agent_progress') this.addMirror(value, line, order);
+    if (typeof value.uuid !== 'string' && !conversationTypes.has(type)) return;
+
+    const stream = this.streamOf(value);
+    const entry: Entry = { env: slim(value), line, order };
+    if (typeof value.uuid !== 'string') stream.loose.push(entry);
+    // The same uuid twice (a rewritten line, copied history): the first one stands.
+    else if (!stream.byUuid.has(value.uuid)) stream.byUuid.set(value.uuid, entry);
+    this.noteSpawn(value);
+  }
+
+  finish(): ClaudeParseResult {
+    const sessions: ParsedSession[] = [];
+    const notes: string[] = [];
+    for (const [type, count] of this.unknown) {
+      notes.push(`${count} line(s) of unknown type '${type}' kept out of the conversation`);
+    }
+    for (const stream of this.streams.values()) {
+      const session = this.buildStream(stream);
+      if (session) sessions.push(session);
+    }
+    for (const [sourceId, mirror] of this.mirrors) {
+      if (this.streams.has(sourceId)) continue;
+      const entries = dedupe(mirror.entries);
+      const messages = convert(entries, this.file, new Map());
+      if (messages.length === 0) continue;
+      sessions.push(
+        finishSession(
+          {
+            sourceId,
+            kind: 'subagent',
+            parentId: sessionId(agent, mirror.parentSourceId),
+            ...(mirror.toolCallId ? { parentToolCallId: mirror.toolCallId } : {}),
+          },
+          entries,
+          messages,
+          'mirror',
+        ),
+      );
+    }
+    return { sessions, spawns: this.spawns, notes };
+  }
+
+  private streamOf(value: Envelope): Stream {
+    const main = value.sessionId ?? this.fallbackId;
+    const sub = value.isSidechain === true && typeof value.agentId === 'string';
+    const sourceId = sub ? `${main}/agent-${value.agentId}` : main;
+    let stream = this.streams.get(sourceId);
+    if (!stream) {
+      stream = {
+        sourceId,
+        // Auto-compaction runs as a pseudo sub-agent `acompact-*`: it is the call that wrote a summary.
+        kind: sub ? (value.agentId?.startsWith('acompact') ? 'compaction' : 'subagent') : 'main',
+        byUuid: new Map(),
+        loose: [],
+      };
+      if (sub) stream.parentSourceId = main;
+      this.streams.set(sourceId, stream);
+    }
+    return stream;
+  }
+
+  private addMirror(value: Envelope, line: number, order: number): void {
+    const data = value.data as { agentId?: string; message?: Envelope };
+    const inner = data.message;
+    if (!data.agentId || !inner || typeof inner !== 'object' || typeof inner.type !== 'string') return;
+    const parentSourceId = value.sessionId ?? this.fallbackId;
+    const sourceId = `${parentSourceId}/agent-${data.agentId}`;
+    let mirror = this.mirrors.get(sourceId);
+    if (!mirror) {
+      mirror = { parentSourceId, entries: [] };
+      if (value.parentToolUseID) {
+        mirror.toolCallId = value.parentToolUseID;
+        this.spawns.push({ parentSourceId, childSourceId: sourceId, toolCallId: value.parentToolUseID });
+      }
+      this.mirrors.set(sourceId, mirror);
+    }
+    mirror.entries.push({ env: inner, line, order });
+  }
+
+  /** The Task/Agent tool result names the sub-agent it started: remember which call spawned which child. */
+  private noteSpawn(value: Envelope): void {
+    if (value.type !== 'user' || !Array.isArray(value.message?.content)) return;
+    const main = value.sessionId ?? this.fallbackId;
+    const structured = (value.toolUseResult as { agentId?: unknown } | undefined)?.agentId;
+    for (const block of value.message.content) {
+      if (block.type !== 'tool_result') continue;
+      const callId = (block as { tool_use_id?: string }).tool_use_id;
+      if (!callId) continue;
+      let agentId = typeof structured === 'string' ? structured : undefined;
+      if (!agentId) {
+        const text = resultText((block as { content?: unknown }).content);
+        agentId = /\bagentId: ([\w-]+)/.exec(text)?.[1];
+      }
+      if (agentId)
+        this.spawns.push({
+          parentSourceId: main,
+          childSourceId: `${main}/agent-${agentId}`,
+          toolCallId: callId,
+        });
+    }
+  }
+
+  private buildStream(stream: Stream): ParsedSession | undefined {
+    const ordered = orderChain(stream);
+    const preserved = new Map<string, string[]>();
+    for (const entry of ordered) {
+      const segment = entry.env.compactMetadata as { preservedMessages?: { uuids?: unknown } } | undefined;
+      const uuids = segment?.preservedMessages?.uuids;
+      if (entry.env.subtype === 'compact_boundary' && Array.isArray(uuids) && entry.env.uuid) {
+        preserved.set(
+          entry.env.uuid,
+          uuids.filter((u): u is string => typeof u === 'string'),
+        );
+      }
+    }
+    const messages = convert(ordered, this.file, preserved);
+    if (messages.length === 0) return undefined;
+    const base: Pick<Session, 'sourceId' | 'kind' | 'parentId' | 'parentToolCallId' | 'title'> = {
+      sourceId: stream.sourceId,
+      kind: stream.kind,
+    };
+    if (stream.parentSourceId) base.parentId = sessionId(agent, stream.parentSourceId);
+    if (stream.kind !== 'main' && this.meta.toolUseId) base.parentToolCallId = this.meta.toolUseId;
+    const leaf = ordered[ordered.length - 1]?.env.uuid;
+    const title =
+      this.titles.custom ||
+      this.titles.ai ||
+      (leaf && this.titles.summaries.get(leaf)) ||
+      (stream.kind !== 'main' ? this.meta.description : undefined);
+    if (title) base.title = title;
+    return finishSession(base, ordered, messages, 'file');
+  }
+}
+
+/** Progress lines can hold megabytes of command output; only their place in the chain matters here. */
+function slim(value: Envelope): Envelope {
+  if (value.type !== 'progress') return value;
+  const kept: Envelope = { type: value.type };
+  if (value.uuid !== undefined) kept.uuid = value.uuid;
+  if (value.parentUuid !== undefined) kept.parentUuid = value.parentUuid;
+  if (value.timestamp !== undefined) kept.timestamp = value.timestamp;
+  if (value.sessionId !== undefined) kept.sessionId = value.sessionId;
+  if (value.cwd !== undefined) kept.cwd = value.cwd;
+  return kept;
+}
+
+function dedupe(entries: Entry[]): Entry[] {
+  const seen = new Set<string>();
+  return entries.filter((entry) => {
+    const uuid = entry.env.uuid;
+    if (!uuid) return true;
+    if (seen.has(uuid)) return false;
+    seen.add(uuid);
+    return true;
+  });
+}
+
+/**
+ * Conversation order from the uuid/parentUuid tree: the branch that reaches the latest leaf (what a rewind
+ * continued), walked from its root, with the siblings that parallel tool calls leave beside it.
+ */
+function orderChain(stream: Stream): Entry[] {
+  const { byUuid } = stream;
+  if (byUuid.size === 0) return stream.loose;
+  const children = new Map<string, Entry[]>();
+  for (const entry of byUuid.values()) {
+    const parent = entry.env.parentUuid;
+    if (typeof parent !== 'string') continue;
+    const list = children.get(parent);
+    if (list) list.push(entry);
+    else children.set(parent, [entry]);
+  }
+
+  let leaf: Entry | undefined;
+  for (const entry of byUuid.values()) {
+    if (children.has(entry.env.uuid as string)) continue;
+    if (!leaf || later(entry, leaf)) leaf = entry;
+  }
+
+  const path: Entry[] = [];
+  const onPath = new Set<string>();
+  for (let current = leaf; current && !onPath.has(current.env.uuid as string); ) {
+    path.push(current);
+    onPath.add(current.env.uuid as string);
+    current = predecessor(current, byUuid, onPath);
+  }
+  path.reverse();
+
+  // Parallel tool calls: later blocks of the same API response and their results can hang off the path as
+  // siblings instead of continuing it. They belong to the conversation; a rewound branch does not.
+  const responses = new Set<string>();
+  for (const entry of path)
+    if (entry.env.type === 'assistant' && entry.env.message?.id) responses.add(entry.env.message.id);
+  const extra = new Set<string>();
+  const calls = new Set<string>();
+  for (const entry of byUuid.values()) {
+    const id = entry.env.message?.id;
+    if (entry.env.type !== 'assistant' || !id || !responses.has(id)) continue;
+    if (!onPath.has(entry.env.uuid as string)) extra.add(entry.env.uuid as string);
+    for (const block of blocks(entry.env))
+      if (block.type === 'tool_use' && typeof block.id === 'string') calls.add(block.id);
+  }
+  for (const entry of byUuid.values()) {
+    if (entry.env.type !== 'user' || onPath.has(entry.env.uuid as string)) continue;
+    const content = blocks(entry.env);
+    const answers = content.length > 0 && content.every((block) => block.type === 'tool_result');
+    if (
+      answers &&
+      content.some((block) => calls.has((block as { tool_use_id?: string }).tool_use_id ?? ''))
+    ) {
+      extra.add(entry.env.uuid as string);
+    }
+  }
+
+  const ordered: Entry[] = [...stream.loose];
+  const emitted = new Set<string>();
+  const visit = (uuid: string): void => {
+    for (const child of children.get(uuid) ?? []) {
+      const id = child.env.uuid as string;
+      if (onPath.has(id) || emitted.has(id)) continue;
+      emitted.add(id);
+      if (extra.has(id)) ordered.push(child);
+      visit(id);
+    }
+  };
+  for (const entry of path) {
+    ordered.push(entry);
+    visit(entry.env.uuid as string);
+  }
+  return ordered;
+}
+
+function later(a: Entry, b: Entry): boolean {
+  const ta = a.env.timestamp ?? '';
+  const tb = b.env.timestamp ?? '';
+  return ta === tb ? a.order > b.order : ta > tb;
+}
+
+/** The entry before this one: its parent, or across a compaction boundary the last message before it. */
+function predecessor(entry: Entry, byUuid: Map<string, Entry>, seen: Set<string>): Entry | undefined {
+  const { env } = entry;
+  if (typeof env.parentUuid === 'string') return byUuid.get(env.parentUuid);
+  if (env.subtype !== 'compact_boundary') return undefined;
+  const meta = env.compactMetadata as { preservedMessages?: { uuids?: unknown } } | undefined;
+  const kept = Array.isArray(meta?.preservedMessages?.uuids)
+    ? (meta.preservedMessages.uuids as unknown[])
+    : [];
+  // A preserved tail is re-parented under the summary, so the logical parent may already be on the path;
+  // then the history continues at the last preserved message that is not.
+  const candidates = [env.logicalParentUuid, ...kept.slice().reverse()];
+  for (const uuid of candidates) {
+    if (typeof uuid === 'string' && byUuid.has(uuid) && !seen.has(uuid)) return byUuid.get(uuid);
+  }
+  return undefined;
+}
+
+function blocks(env: Envelope): Block[] {
+  const content = env.message?.content;
+  return Array.isArray(content) ? content : [];
+}
+
+/** Build messages from entries in conversation order: one per API response, tool results apart. */
+function convert(entries: Entry[], file: string, preservedBy: Map<string, string[]>): Message[] {
+  const messages: Message[] = [];
+  const responses = new Map<string, Message>();
+  const usageSeen = new Map<string, number>();
+  const nativeOf = new Map<string, string>();
+  let boundary: string | undefined;
+
+  for (const { env, line } of entries) {
+    if (env.type === 'system' && env.subtype === 'compact_boundary') boundary = env.uuid;
+    const source = { file, line };
+    if (env.type === 'assistant') {
+      const api = env.message ?? {};
+      const id = api.id ?? env.uuid ?? `line-${line}`;
+      const parts = assistantParts(blocks(env));
+      let message = responses.get(id);
+      if (!message) {
+        message = { role: 'assistant', parts: [], source };
+        if (env.uuid) message.nativeId = env.uuid;
+        if (api.model) message.model = api.model;
+        if (env.timestamp) message.timestamp = env.timestamp;
+        if (api.model === '<synthetic>' || env.isApiErrorMessage) message.injected = true;
+        responses.set(id, message);
+        messages.push(message);
+      } else if ('line' in message.source && line > (message.source.endLine ?? message.source.line)) {
+        message.source.endLine = line;
+      }
+      for (const part of parts) {
+        // A block repeated on two lines of one response (a rewritten line) is one block.
+        if (
+          part.type === 'tool_call' &&
+          message.parts.some((p) => p.type === 'tool_call' && p.id === part.id)
+        )
+          continue;
+        message.parts.push(part);
+      }
+      // Streaming writes a usage snapshot per line; the largest output count is the final one.
+      const output = api.usage?.output_tokens ?? -1;
+      if (api.usage && output >= (usageSeen.get(id) ?? -1)) {
+        usageSeen.set(id, output);
+        message.usage = usage(api.usage);
+      }
+      if (env.uuid && message.nativeId) nativeOf.set(env.uuid, message.nativeId);
+      continue;
+    }
+    let made: Message[] = [];
+    if (env.type === 'user') made = userMessages(env, source);
+    else if (env.type === 'attachment' && env.attachment?.type === 'queued_command') {
+      // A prompt typed while the model was working: a real user message, delivered mid-turn.
+      const prompt = env.attachment.prompt;
+      if (typeof prompt === 'string' && prompt)
+        made = [{ role: 'user', parts: [{ type: 'text', text: prompt }], source }];
+    }
+    for (const [index, message] of made.entries()) {
+      if (env.uuid) message.nativeId = index === 0 ? env.uuid : `${env.uuid}#${index}`;
+      if (env.timestamp) message.timestamp = env.timestamp;
+      if (env.isCompactSummary) {
+        message.compaction = true;
+        message.injected = true;
+        const kept = boundary ? preservedBy.get(boundary) : undefined;
+        if (kept) {
+          message.preserved = kept
+            .map((uuid) => nativeOf.get(uuid))
+            .filter((id): id is string => id !== undefined);
+        }
+      }
+      messages.push(message);
+    }
+    if (env.uuid && made[0]?.nativeId) nativeOf.set(env.uuid, made[0].nativeId);
+  }
+  return messages;
+}
+
+function assistantParts(content: Block[]): Part[] {
+  const parts: Part[] = [];
+  for (const block of content) {
+    const b = block as Record<string, unknown>;
+    switch (block.type) {
+      case 'text':
+        if (typeof b.text === 'string') parts.push({ type: 'text', text: b.text });
+        break;
+      case 'thinking': {
+        const part: Part = { type: 'reasoning', text: typeof b.thinking === 'string' ? b.thinking : '' };
+        if (typeof b.signature === 'string') part.signature = b.signature;
+        parts.push(part);
+        break;
+      }
+      case 'redacted_thinking':
+        parts.push({ type: 'reasoning', text: '', redacted: true, signature: String(b.data ?? '') });
+        break;
+      case 'tool_use':
+      case 'server_tool_use':
+        parts.push({
+          type: 'tool_call',
+          id: String(b.id ?? ''),
+          name: String(b.name ?? ''),
+          input: b.input ?? {},
+        });
+        break;
+      default:
+        // Results of server-side tools (web search) come back inside the assistant message itself.
+        if (block.type.endsWith('_tool_result') && typeof b.tool_use_id === 'string') {
+          parts.push({
+            type: 'tool_result',
+            callId: b.tool_use_id,
+            output: JSON.stringify(b.content ?? null),
+            isError: false,
+          });
+        }
+    }
+  }
+  return parts;
+}
+
+function userMessages(env: Envelope, source: { file: string; line: number }): Message[] {
+  const content = env.message?.content;
+  const wholeInjected = env.isMeta === true || env.isCompactSummary === true;
+  if (typeof content === 'string') {
+    return [
+      {
+        role: 'user',
+        parts: [{ type: 'text', text: content }],
+        injected: wholeInjected || isInjectedText(content),
+        source,
+      },
+    ];
+  }
+  if (!Array.isArray(content)) return [];
+  const messages: Message[] = [];
+  const results: Part[] = [];
+  let current: Message | undefined;
+  for (const block of content) {
+    const b = block as Record<string, unknown>;
+    if (block.type === 'tool_result') {
+      results.push({
+        type: 'tool_result',
+        callId: String(b.tool_use_id ?? ''),
+        output: toolOutput(b.content),
+        isError: b.is_error === true,
+      });
+      continue;
+    }
+    let part: Part | undefined;
+    let injected = wholeInjected;
+    if (block.type === 'text' && typeof b.text === 'string') {
+      part = { type: 'text', text: b.text };
+      injected ||= isInjectedText(b.text);
+    } else if (block.type === 'image') part = image(b);
+    else if (block.type === 'document') part = { type: 'text', text: '[document]' };
+    if (!part) continue;
+    // Text the harness prepends to a real prompt (IDE selections, reminders) becomes its own injected message.
+    if (!current || (current.injected ?? false) !== injected) {
+      current = { role: 'user', parts: [], source };
+      if (injected) current.injected = true;
+      messages.push(current);
+    }
+    current.parts.push(part);
+  }
+  if (results.length > 0) messages.unshift({ role: 'tool', parts: results, source });
+  return messages;
+}
+
+function image(block: Record<string, unknown>): Part | undefined {
+  const source = block.source as { media_type?: string; data?: string; url?: string } | undefined;
+  if (!source) return undefined;
+  return { type: 'image', mediaType: source.media_type ?? 'image/*', data: source.data ?? source.url ?? '' };
+}
+
+/** What the model saw of a tool result: the string, or its blocks (text and images). */
+function toolOutput(content: unknown): string | OutputBlock[] {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content))
+    return content === undefined || content === null ? '' : JSON.stringify(content);
+  const out: OutputBlock[] = [];
+  for (const block of content as Record<string, unknown>[]) {
+    if (block.type === 'text') out.push({ type: 'text', text: String(block.text ?? '') });
+    else if (block.type === 'image') {
+      const source = block.source as { media_type?: string; data?: string } | undefined;
+      out.push({ type: 'image', mediaType: source?.media_type ?? 'image/*', data: source?.data ?? '' });
+    } else if (block.type === 'tool_reference')
+      out.push({ type: 'text', text: `[tool_reference: ${String(block.tool_name ?? '')}]` });
+    else out.push({ type: 'text', text: JSON.stringify(block) });
+  }
+  return out;
+}
+
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((block) => (typeof block?.text === 'string' ? block.text : '')).join('\n');
+}
+
+function usage(raw: ApiUsage): Usage {
+  const out: Usage = {};
+  if (raw.input_tokens !== undefined) out.inputTokens = raw.input_tokens;
+  if (raw.output_tokens !== undefined) out.outputTokens = raw.output_tokens;
+  if (raw.cache_read_input_tokens !== undefined) out.cacheReadTokens = raw.cache_read_input_tokens;
+  if (raw.cache_creation_input_tokens !== undefined) out.cacheWriteTokens = raw.cache_creation_input_tokens;
+  return out;
+}
+
+function finishSession(
+  base: Pick<Session, 'sourceId' | 'kind'> & Partial<Session>,
+  entries: Entry[],
+  messages: Message[],
+  origin: ParsedSession['origin'],
+): ParsedSession {
+  nameResults(messages);
+  markUnanswered(messages);
+  const session: ParsedSession = { ...base, id: sessionId(agent, base.sourceId), agent, messages, origin };
+  for (const { env } of entries) {
+    if (!session.cwd && env.cwd) session.cwd = env.cwd;
+    if (!session.version && env.version) session.version = env.version;
+    if (env.timestamp) {
+      if (!session.startedAt || env.timestamp < session.startedAt) session.startedAt = env.timestamp;
+      if (!session.endedAt || env.timestamp > session.endedAt) session.endedAt = env.timestamp;
+    }
+  }
+  if (!session.title) {
+    const first = messages.find(
+      (m) => m.role === 'user' && !m.injected && m.parts.some((p) => p.type === 'text'),
+    );
+    const text = first?.parts.find((p) => p.type === 'text');
+    if (text && text.type === 'text') session.title = text.text.trim().split('\n')[0]?.slice(0, 80);
+  }
+  return session;
+}

@@ -1,0 +1,151 @@
+import type { Stats } from 'node:fs';
+import { sessionId } from '../model/ids.js';
+import type { Db } from '../store/db.js';
+import { SourceFiles } from '../store/files.js';
+import { SessionStore } from '../store/sessions.js';
+import { describe, discover } from './discover.js';
+import { adapters } from './registry.js';
+import type { SourceAdapter, Warning } from './types.js';
+
+/** What one path given to `ingest` came to. */
+export interface PathSummary {
+  path: string;
+  /** The path could not be read at all (it does not exist, or cannot be opened). */
+  error?: string;
+  files: { read: number; unchanged: number; ignored: number; failed: number };
+  sessions: { new: number; updated: number; unchanged: number };
+  messages: number;
+  toolCalls: number;
+  lines: number;
+  skippedLines: number;
+  warnings: Warning[];
+  notes: string[];
+}
+
+export interface IngestProgress {
+  /** Called after each file with files done, total files, and bytes done. */
+  (done: number, total: number, bytes: number, totalBytes: number): void;
+}
+
+function emptySummary(path: string): PathSummary {
+  return {
+    path,
+    files: { read: 0, unchanged: 0, ignored: 0, failed: 0 },
+    sessions: { new: 0, updated: 0, unchanged: 0 },
+    messages: 0,
+    toolCalls: 0,
+    lines: 0,
+    skippedLines: 0,
+    warnings: [],
+    notes: [],
+  };
+}
+
+function adapterFor(file: string, warnings: Warning[]): SourceAdapter | undefined {
+  for (const adapter of adapters) {
+    try {
+      if (adapter.detect(file)) return adapter;
+    } catch (error) {
+      warnings.push({ file, message: describe(error as NodeJS.ErrnoException) });
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Reads every session log under the given paths into the store. Each file is written in one transaction:
+ * an interrupted ingest leaves the store as it was before the file in progress. A file whose size, mtime and
+ * inode are what the store last saw is not read again.
+ */
+export function ingest(db: Db, paths: string[], progress?: IngestProgress): PathSummary[] {
+  const store = new SessionStore(db);
+  const files = new SourceFiles(db);
+  const summaries = paths.map((path) => {
+    const summary = emptySummary(path);
+    try {
+      return { summary, found: discover(path, summary.warnings) };
+    } catch (error) {
+      summary.error = (error as Error).message;
+      return { summary, found: [] };
+    }
+  });
+  const total = summaries.reduce((n, s) => n + s.found.length, 0);
+  const totalBytes = summaries.reduce((n, s) => n + s.found.reduce((b, f) => b + f.stat.size, 0), 0);
+  let done = 0;
+  let bytes = 0;
+
+  for (const { summary, found } of summaries) {
+    // Main transcripts before sub-agent files, so a parent exists before its children when both are new.
+    found.sort((a, b) => Number(a.file.includes('/subagents/')) - Number(b.file.includes('/subagents/')));
+    for (const { file, stat, explicit } of found) {
+      ingestFile(db, store, files, file, stat, explicit, summary);
+      done++;
+      bytes += stat.size;
+      progress?.(done, total, bytes, totalBytes);
+    }
+  }
+  return summaries.map((s) => s.summary);
+}
+
+function ingestFile(
+  db: Db,
+  store: SessionStore,
+  files: SourceFiles,
+  file: string,
+  stat: Stats,
+  explicit: boolean,
+  summary: PathSummary,
+): void {
+  if (stat.size === 0) {
+    if (explicit) summary.notes.push(`${file}: empty file, nothing to ingest`);
+    summary.files.ignored++;
+    return;
+  }
+  const known = files.get(file);
+  if (known && known.size === stat.size && known.mtime_ms === stat.mtimeMs && known.inode === stat.ino) {
+    summary.files.unchanged++;
+    return;
+  }
+  const adapter = adapterFor(file, summary.warnings);
+  if (!adapter) {
+    if (explicit)
+      summary.warnings.push({ file, message: 'not a session log of any supported agent; skipped' });
+    summary.files.ignored++;
+    return;
+  }
+  let result: ReturnType<SourceAdapter['parseFile']>;
+  try {
+    result = adapter.parseFile(file);
+  } catch (error) {
+    summary.files.failed++;
+    summary.warnings.push({ file, message: describe(error as NodeJS.ErrnoException) });
+    return;
+  }
+  summary.warnings.push(...result.warnings);
+  summary.notes.push(...result.notes.map((note) => `${file}: ${note}`));
+  summary.lines += result.lines;
+  summary.skippedLines += result.skipped;
+
+  db.transaction(() => {
+    for (const session of result.sessions) {
+      const { outcome } = store.save(session, file);
+      if (outcome === 'kept') continue;
+      summary.sessions[outcome]++;
+      for (const message of session.messages) {
+        summary.messages++;
+        for (const part of message.parts) if (part.type === 'tool_call') summary.toolCalls++;
+      }
+    }
+    for (const spawn of result.spawns) store.saveSpawn(spawn, adapter.agent, sessionId);
+    files.put({
+      path: file,
+      agent: adapter.agent,
+      size: stat.size,
+      mtime_ms: stat.mtimeMs,
+      inode: stat.ino,
+      parsed_bytes: result.parsedBytes,
+    });
+  })();
+  summary.files.read++;
+}

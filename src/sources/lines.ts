@@ -1,0 +1,108 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+
+/** One line of a JSON-lines file, with where it is. */
+export interface Line {
+  /** 1-based line number. */
+  number: number;
+  /** Byte offset of the line's first byte. */
+  start: number;
+  /** Byte offset just past the line's newline (or past its last byte if it has none). */
+  end: number;
+  text: string;
+  /** Bytes that were not valid UTF-8 were replaced by U+FFFD. */
+  invalidUtf8: boolean;
+  /** Ended by a newline; a last line without one may still be being written. */
+  terminated: boolean;
+}
+
+/** A line longer than this is skipped whole (reported), not held: V8 strings top out near 512 MiB. */
+export const maxLineBytes = 256 * 1024 * 1024;
+
+export interface OversizeLine {
+  number: number;
+  start: number;
+  end: number;
+  bytes: number;
+}
+
+const chunkSize = 1024 * 1024;
+const strict = new TextDecoder('utf-8', { fatal: true });
+const lenient = new TextDecoder('utf-8');
+
+function decode(bytes: Uint8Array): { text: string; invalid: boolean } {
+  try {
+    return { text: strict.decode(bytes), invalid: false };
+  } catch {
+    return { text: lenient.decode(bytes), invalid: true };
+  }
+}
+
+/**
+ * Reads a file line by line from a byte offset, with constant memory apart from the current line. Empty lines
+ * are skipped (but counted). Lines over `maxLineBytes` are reported through `onOversize` and skipped.
+ */
+export function* readLines(
+  path: string,
+  options: { from?: number; firstLine?: number; onOversize?: (line: OversizeLine) => void } = {},
+): Generator<Line> {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(chunkSize);
+    let position = options.from ?? 0;
+    let number = options.firstLine ?? 1;
+    let pieces: Buffer[] = [];
+    let pending = 0;
+    let lineStart = position;
+    let oversize = false;
+
+    const emit = (terminated: boolean, end: number): Line | undefined => {
+      const current = { number, start: lineStart, end };
+      number++;
+      lineStart = end;
+      if (oversize) {
+        options.onOversize?.({ ...current, bytes: pending });
+        oversize = false;
+        pieces = [];
+        pending = 0;
+        return undefined;
+      }
+      const bytes = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, pending);
+      pieces = [];
+      const length = pending;
+      pending = 0;
+      // Tolerate CRLF files.
+      const body = length > 0 && bytes[length - 1] === 13 ? bytes.subarray(0, length - 1) : bytes;
+      if (body.length === 0) return undefined;
+      const { text, invalid } = decode(body);
+      return { ...current, text, invalidUtf8: invalid, terminated };
+    };
+
+    for (;;) {
+      const read = readSync(fd, buffer, 0, chunkSize, position);
+      if (read === 0) break;
+      let from = 0;
+      while (from < read) {
+        const newline = buffer.indexOf(10, from);
+        const stop = newline === -1 || newline >= read ? read : newline;
+        const size = stop - from;
+        if (!oversize && pending + size > maxLineBytes) {
+          oversize = true;
+          pieces = [];
+        }
+        if (!oversize && size > 0) pieces.push(Buffer.from(buffer.subarray(from, stop)));
+        pending += size;
+        if (stop === read) break;
+        const line = emit(true, position + stop + 1);
+        if (line) yield line;
+        from = stop + 1;
+      }
+      position += read;
+    }
+    if (pending > 0 || oversize) {
+      const line = emit(false, position);
+      if (line) yield line;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

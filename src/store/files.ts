@@ -1,0 +1,33 @@
+import type { Db } from './db.js';
+
+/** What the store remembers of a log file it has read. */
+export interface SourceFileRow {
+  path: string;
+  agent: string;
+  size: number;
+  mtime_ms: number;
+  inode: number;
+  parsed_bytes: number;
+}
+
+export class SourceFiles {
+  constructor(private readonly db: Db) {}
+
+  get(path: string): SourceFileRow | undefined {
+    return this.db.prepare('SELECT * FROM source_files WHERE path = ?').get(path) as
+      | SourceFileRow
+      | undefined;
+  }
+
+  put(row: SourceFileRow): void {
+    this.db
+      .prepare(
+        `INSERT INTO source_files (path, agent, size, mtime_ms, inode, parsed_bytes, ingested_at)
+         VALUES (@path, @agent, @size, @mtime_ms, @inode, @parsed_bytes, @ingested_at)
+         ON CONFLICT (path) DO UPDATE SET agent=excluded.agent, size=excluded.size, mtime_ms=excluded.mtime_ms,
+           inode=excluded.inode, parsed_bytes=excluded.parsed_bytes,
+           ingested_at=excluded.ingested_at`,
+      )
+      .run({ ...row, ingested_at: new Date().toISOString() });
+  }
+}

@@ -1,0 +1,77 @@
+// Named, append-only migrations. Never edit or reorder one that has shipped: add a new one at the end.
+// Each runs in its own transaction; the names applied are recorded in `migrations`.
+
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+export const migrations: readonly Migration[] = [
+  {
+    name: 'm001_initial',
+    sql: `
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        kind TEXT NOT NULL,              -- main | subagent | compaction
+        origin TEXT NOT NULL,            -- file | mirror (rebuilt from copies inside another log)
+        parent_id TEXT,                  -- no foreign key: a sub-agent may be ingested before its parent
+        parent_tool_call_id TEXT,
+        continues_session_id TEXT,       -- copied history of a resumed/forked session is stored once, there
+        continues_native_id TEXT,
+        cwd TEXT,
+        title TEXT,
+        started_at TEXT,
+        ended_at TEXT,
+        version TEXT,
+        source_file TEXT,
+        message_count INTEGER NOT NULL,
+        turn_count INTEGER NOT NULL,
+        tool_call_count INTEGER NOT NULL,
+        unanswered_count INTEGER NOT NULL,
+        meta_hash TEXT NOT NULL,
+        ingested_at TEXT NOT NULL,
+        UNIQUE (agent, source_id)
+      );
+      CREATE INDEX sessions_parent ON sessions (parent_id);
+      CREATE INDEX sessions_started ON sessions (started_at);
+
+      CREATE TABLE messages (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        native_id TEXT,
+        model TEXT,
+        timestamp TEXT,
+        injected INTEGER NOT NULL DEFAULT 0,
+        compaction INTEGER NOT NULL DEFAULT 0,
+        preserved TEXT,                  -- JSON array of native ids
+        usage TEXT,                      -- JSON
+        parts TEXT NOT NULL,             -- JSON array of parts
+        source TEXT NOT NULL,            -- JSON SourceRef: {file, line, endLine?} or {db, table, row}
+        hash TEXT NOT NULL,
+        UNIQUE (session_id, seq)
+      );
+      CREATE INDEX messages_native ON messages (native_id) WHERE native_id IS NOT NULL;
+
+      -- Which tool call of a parent started a sub-agent (known from either side, in either order).
+      CREATE TABLE spawns (
+        child_id TEXT PRIMARY KEY,
+        parent_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL
+      );
+
+      -- What was read of each log file, so unchanged files are not parsed again.
+      CREATE TABLE source_files (
+        path TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ms REAL NOT NULL,
+        inode INTEGER NOT NULL,
+        parsed_bytes INTEGER NOT NULL,
+        ingested_at TEXT NOT NULL
+      );
+    `,
+  },
+];

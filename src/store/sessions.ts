@@ -1,0 +1,351 @@
+import { contentHash } from '../model/canonical-json.js';
+import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
+import { toolCalls } from '../model/session.js';
+import type { ParsedSession, Spawn } from '../sources/types.js';
+import type { Db } from './db.js';
+import { StoreError } from './db.js';
+
+export type SaveOutcome = 'new' | 'updated' | 'unchanged' | 'kept';
+
+export interface SessionRow {
+  id: string;
+  agent: AgentId;
+  source_id: string;
+  kind: SessionKind;
+  origin: 'file' | 'mirror';
+  parent_id: string | null;
+  parent_tool_call_id: string | null;
+  continues_session_id: string | null;
+  continues_native_id: string | null;
+  cwd: string | null;
+  title: string | null;
+  started_at: string | null;
+  ended_at: string | null;
+  version: string | null;
+  source_file: string | null;
+  message_count: number;
+  turn_count: number;
+  tool_call_count: number;
+  unanswered_count: number;
+  meta_hash: string;
+}
+
+interface MessageRow {
+  seq: number;
+  role: Message['role'];
+  native_id: string | null;
+  model: string | null;
+  timestamp: string | null;
+  injected: number;
+  compaction: number;
+  preserved: string | null;
+  usage: string | null;
+  parts: string;
+  source: string;
+  hash: string;
+}
+
+function counts(messages: Message[]) {
+  let turns = 0;
+  let calls = 0;
+  let unanswered = 0;
+  for (const message of messages) {
+    if (message.role === 'assistant' && !message.injected) turns++;
+    for (const call of toolCalls(message)) {
+      calls++;
+      if (call.unanswered) unanswered++;
+    }
+  }
+  return {
+    message_count: messages.length,
+    turn_count: turns,
+    tool_call_count: calls,
+    unanswered_count: unanswered,
+  };
+}
+
+function metaOf(session: Session) {
+  const { messages: _messages, ...meta } = session;
+  return meta;
+}
+
+export class SessionStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Stores a parsed session. Unchanged → nothing written; grown (the stored messages are a prefix of the new
+   * ones) → only the new messages are added; anything else → the messages are replaced. Must run inside the
+   * caller's transaction so a file's sessions land together or not at all.
+   */
+  save(parsed: ParsedSession, sourceFile: string): { outcome: SaveOutcome; added: number } {
+    const existing = this.row(parsed.id);
+    if (existing && parsed.origin === 'mirror' && existing.origin === 'file')
+      return { outcome: 'kept', added: 0 };
+    const { origin, ...session } = parsed;
+    const { messages, continues } = this.dropCopiedHistory(session);
+    if (continues) session.continues = continues;
+    else delete session.continues;
+    const hashes = messages.map((message) => contentHash(message));
+    const metaHash = contentHash({ ...metaOf(session), origin, sourceFile });
+    const row = {
+      id: session.id,
+      agent: session.agent,
+      source_id: session.sourceId,
+      kind: session.kind,
+      origin,
+      parent_id: session.parentId ?? null,
+      parent_tool_call_id: session.parentToolCallId ?? null,
+      continues_session_id: session.continues?.sessionId ?? null,
+      continues_native_id: session.continues?.nativeId ?? null,
+      cwd: session.cwd ?? null,
+      title: session.title ?? null,
+      started_at: session.startedAt ?? null,
+      ended_at: session.endedAt ?? null,
+      version: session.version ?? null,
+      source_file: sourceFile,
+      ...counts(messages),
+      meta_hash: metaHash,
+      ingested_at: new Date().toISOString(),
+    };
+
+    let keep = 0;
+    if (existing) {
+      const stored = this.db
+        .prepare('SELECT hash FROM messages WHERE session_id = ? ORDER BY seq')
+        .pluck()
+        .all(session.id) as string[];
+      const isPrefix = stored.length <= hashes.length && stored.every((hash, i) => hash === hashes[i]);
+      if (isPrefix && stored.length === hashes.length && existing.meta_hash === metaHash) {
+        return { outcome: 'unchanged', added: 0 };
+      }
+      if (isPrefix) keep = stored.length;
+      else this.db.prepare('DELETE FROM messages WHERE session_id = ?').run(session.id);
+      this.db
+        .prepare(
+          `UPDATE sessions SET kind=@kind, origin=@origin, parent_id=@parent_id,
+             parent_tool_call_id=@parent_tool_call_id, continues_session_id=@continues_session_id,
+             continues_native_id=@continues_native_id, cwd=@cwd, title=@title, started_at=@started_at,
+             ended_at=@ended_at, version=@version, source_file=@source_file, message_count=@message_count,
+             turn_count=@turn_count, tool_call_count=@tool_call_count, unanswered_count=@unanswered_count,
+             meta_hash=@meta_hash, ingested_at=@ingested_at
+           WHERE id=@id`,
+        )
+        .run(row);
+    } else {
+      this.db
+        .prepare(
+          `INSERT INTO sessions (id, agent, source_id, kind, origin, parent_id, parent_tool_call_id,
+             continues_session_id, continues_native_id, cwd, title, started_at, ended_at, version, source_file,
+             message_count, turn_count, tool_call_count, unanswered_count, meta_hash, ingested_at)
+           VALUES (@id, @agent, @source_id, @kind, @origin, @parent_id, @parent_tool_call_id,
+             @continues_session_id, @continues_native_id, @cwd, @title, @started_at, @ended_at, @version,
+             @source_file, @message_count, @turn_count, @tool_call_count, @unanswered_count, @meta_hash,
+             @ingested_at)`,
+        )
+        .run(row);
+    }
+    const insert = this.db.prepare(
+      `INSERT INTO messages (session_id, seq, role, native_id, model, timestamp, injected, compaction, preserved,
+         usage, parts, source, hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (let seq = keep; seq < messages.length; seq++) {
+      const m = messages[seq] as Message;
+      insert.run(
+        session.id,
+        seq,
+        m.role,
+        m.nativeId ?? null,
+        m.model ?? null,
+        m.timestamp ?? null,
+        m.injected ? 1 : 0,
+        m.compaction ? 1 : 0,
+        m.preserved ? JSON.stringify(m.preserved) : null,
+        m.usage ? JSON.stringify(m.usage) : null,
+        JSON.stringify(m.parts),
+        JSON.stringify(m.source),
+        hashes[seq],
+      );
+    }
+    return { outcome: existing ? 'updated' : 'new', added: messages.length - keep };
+  }
+
+  saveSpawn(spawn: Spawn, agent: AgentId, idOf: (agent: AgentId, sourceId: string) => string): void {
+    this.db
+      .prepare('INSERT OR REPLACE INTO spawns (child_id, parent_id, tool_call_id) VALUES (?, ?, ?)')
+      .run(idOf(agent, spawn.childSourceId), idOf(agent, spawn.parentSourceId), spawn.toolCallId);
+  }
+
+  /**
+   * A resumed or forked session file starts with a copy of another session's history (same native ids). Keep
+   * that history once: this session continues the other one at the last shared message.
+   */
+  private dropCopiedHistory(session: Session): { messages: Message[]; continues?: Session['continues'] } {
+    const first = session.messages[0]?.nativeId;
+    if (!first) return { messages: session.messages };
+    const owner = this.db
+      .prepare('SELECT session_id FROM messages WHERE native_id = ? AND session_id != ? LIMIT 1')
+      .pluck()
+      .get(first, session.id) as string | undefined;
+    if (!owner) return { messages: session.messages };
+    const other = this.history(owner);
+    // Only a copy from the very start of the other history is a continuation; anything else is left alone.
+    if (other.messages[0]?.nativeId !== first) return { messages: session.messages };
+    let shared = 0;
+    while (
+      shared < session.messages.length &&
+      shared < other.messages.length &&
+      session.messages[shared]?.nativeId !== undefined &&
+      session.messages[shared]?.nativeId === other.messages[shared]?.nativeId
+    ) {
+      shared++;
+    }
+    const last = other.owners[shared - 1] as { sessionId: string; nativeId: string };
+    return { messages: session.messages.slice(shared), continues: last };
+  }
+
+  row(id: string): SessionRow | undefined {
+    return this.db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+  }
+
+  /** The session's own messages, in order. */
+  messages(id: string): Message[] {
+    const rows = this.db
+      .prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY seq')
+      .all(id) as MessageRow[];
+    return rows.map(toMessage);
+  }
+
+  /**
+   * The whole history the session's model saw: inherited messages of the session it continues (recursively)
+   * first, then its own. `own` is the index of its first own message.
+   */
+  history(id: string): {
+    messages: Message[];
+    own: number;
+    owners: { sessionId: string; nativeId: string }[];
+  } {
+    const chain: { id: string; upTo?: string }[] = [];
+    const seen = new Set<string>();
+    for (let current: string | undefined = id, upTo: string | undefined; current && !seen.has(current); ) {
+      seen.add(current);
+      chain.unshift(upTo === undefined ? { id: current } : { id: current, upTo });
+      const row = this.row(current);
+      upTo = row?.continues_native_id ?? undefined;
+      current = row?.continues_session_id ?? undefined;
+    }
+    const messages: Message[] = [];
+    const owners: { sessionId: string; nativeId: string }[] = [];
+    let own = 0;
+    for (const link of chain) {
+      if (link.id === id) own = messages.length;
+      for (const message of this.messages(link.id)) {
+        messages.push(message);
+        owners.push({ sessionId: link.id, nativeId: message.nativeId ?? '' });
+        if (link.upTo !== undefined && message.nativeId === link.upTo) break;
+      }
+    }
+    return { messages, own, owners };
+  }
+
+  /** The full session, inherited history included in `messages`. */
+  load(id: string): { session: Session; own: number } | undefined {
+    const row = this.row(id);
+    if (!row) return undefined;
+    const { messages, own } = this.history(id);
+    return { session: toSession(row, messages), own };
+  }
+
+  /** Sessions whose id or the agent's own id starts with the prefix. */
+  find(prefix: string, limit = 20): SessionRow[] {
+    const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return this.db
+      .prepare(
+        `SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' OR source_id LIKE ? ESCAPE '\\'
+         ORDER BY started_at LIMIT ?`,
+      )
+      .all(pattern, pattern, limit) as SessionRow[];
+  }
+
+  /** One session by prefix; an unknown or ambiguous prefix is a usage error that lists candidates. */
+  resolve(prefix: string): SessionRow {
+    const found = this.find(prefix, 11);
+    const exact = found.find((row) => row.id === prefix || row.source_id === prefix);
+    if (exact) return exact;
+    if (found.length === 1) return found[0] as SessionRow;
+    if (found.length === 0) {
+      throw new StoreError(`no session matches '${prefix}'`, 'run replay-history sessions to list them');
+    }
+    const list = found
+      .slice(0, 10)
+      .map((row) => `  ${row.id.slice(0, 12)}  ${row.agent}  ${row.started_at ?? ''}  ${row.title ?? ''}`)
+      .join('\n');
+    throw new StoreError(
+      `'${prefix}' matches ${found.length > 10 ? 'more than 10' : found.length} sessions:\n${list}`,
+      'give a longer prefix',
+    );
+  }
+
+  /** Every stored session, oldest first, streamed from the database. */
+  *list(filter: { agent?: string } = {}): Generator<SessionRow & { spawned_by: string | null }> {
+    const where = filter.agent ? 'WHERE s.agent = ?' : '';
+    const statement = this.db.prepare(
+      `SELECT s.*, COALESCE(s.parent_tool_call_id, sp.tool_call_id) AS spawned_by
+       FROM sessions s LEFT JOIN spawns sp ON sp.child_id = s.id ${where}
+       ORDER BY s.started_at, s.id`,
+    );
+    yield* (filter.agent ? statement.iterate(filter.agent) : statement.iterate()) as Iterable<
+      SessionRow & { spawned_by: string | null }
+    >;
+  }
+
+  /** The tool call that started this sub-agent, from its own log or from the parent's. */
+  spawnedBy(row: SessionRow): string | undefined {
+    if (row.parent_tool_call_id) return row.parent_tool_call_id;
+    return (this.db.prepare('SELECT tool_call_id FROM spawns WHERE child_id = ?').pluck().get(row.id) ??
+      undefined) as string | undefined;
+  }
+
+  children(id: string): SessionRow[] {
+    return this.db
+      .prepare('SELECT * FROM sessions WHERE parent_id = ? ORDER BY started_at')
+      .all(id) as SessionRow[];
+  }
+}
+
+function toMessage(row: MessageRow): Message {
+  const message: Message = {
+    role: row.role,
+    parts: JSON.parse(row.parts),
+    source: JSON.parse(row.source),
+  };
+  if (row.native_id !== null) message.nativeId = row.native_id;
+  if (row.model !== null) message.model = row.model;
+  if (row.usage !== null) message.usage = JSON.parse(row.usage);
+  if (row.timestamp !== null) message.timestamp = row.timestamp;
+  if (row.injected) message.injected = true;
+  if (row.compaction) message.compaction = true;
+  if (row.preserved !== null) message.preserved = JSON.parse(row.preserved);
+  return message;
+}
+
+function toSession(row: SessionRow, messages: Message[]): Session {
+  const session: Session = {
+    id: row.id,
+    agent: row.agent,
+    sourceId: row.source_id,
+    kind: row.kind,
+    messages,
+  };
+  if (row.parent_id) session.parentId = row.parent_id;
+  if (row.parent_tool_call_id) session.parentToolCallId = row.parent_tool_call_id;
+  if (row.continues_session_id && row.continues_native_id) {
+    session.continues = { sessionId: row.continues_session_id, nativeId: row.continues_native_id };
+  }
+  if (row.cwd) session.cwd = row.cwd;
+  if (row.title) session.title = row.title;
+  if (row.started_at) session.startedAt = row.started_at;
+  if (row.ended_at) session.endedAt = row.ended_at;
+  if (row.version) session.version = row.version;
+  return session;
+}
