@@ -197,11 +197,16 @@ export class ClaudeTranscript {
     };
     if (stream.parentSourceId) base.parentId = sessionId(agent, stream.parentSourceId);
     if (stream.kind !== 'main' && this.meta.toolUseId) base.parentToolCallId = this.meta.toolUseId;
-    const leaf = ordered[ordered.length - 1]?.env.uuid;
+    // An old-style `summary` line titles the conversation whose leaf it names; take the one nearest the end.
+    let summary: string | undefined;
+    for (let i = ordered.length - 1; i >= 0 && summary === undefined; i--) {
+      const uuid = ordered[i]?.env.uuid;
+      if (uuid) summary = this.titles.summaries.get(uuid);
+    }
     const title =
       this.titles.custom ||
       this.titles.ai ||
-      (leaf && this.titles.summaries.get(leaf)) ||
+      summary ||
       (stream.kind !== 'main' ? this.meta.description : undefined);
     if (title) base.title = title;
     return finishSession(base, ordered, messages, 'file');

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, contentHash } from '../../src/model/canonical-json.js';
+import { sessionId, shortId } from '../../src/model/ids.js';
+
+describe('canonical JSON', () => {
+  it('ignores key order at every depth but keeps array order', () => {
+    const a = { b: 1, a: { d: [1, { y: 2, x: 1 }], c: 'z' } };
+    const b = { a: { c: 'z', d: [1, { x: 1, y: 2 }] }, b: 1 };
+    expect(canonicalJson(a)).toBe('{"a":{"c":"z","d":[1,{"x":1,"y":2}]},"b":1}');
+    expect(canonicalJson(a)).toBe(canonicalJson(b));
+    expect(contentHash(a)).toBe(contentHash(b));
+    expect(contentHash([1, 2])).not.toBe(contentHash([2, 1]));
+  });
+
+  it('drops undefined members as JSON does, and distinguishes values that JSON distinguishes', () => {
+    expect(canonicalJson({ a: undefined, b: null })).toBe('{"b":null}');
+    expect(canonicalJson([undefined])).toBe('[null]');
+    expect(contentHash({ a: '1' })).not.toBe(contentHash({ a: 1 }));
+    expect(contentHash('x')).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('session ids', () => {
+  it('are stable for the same agent and source id, and differ across agents', () => {
+    expect(sessionId('claude-code', 'abc')).toBe(sessionId('claude-code', 'abc'));
+    expect(sessionId('claude-code', 'abc')).not.toBe(sessionId('codex', 'abc'));
+    expect(sessionId('claude-code', 'abc')).toMatch(/^[0-9a-f]{24}$/);
+    // Pinned: ids are stored and shown to users, so the derivation must never change silently.
+    expect(sessionId('claude-code', '11111111-1111-4111-8111-111111111111')).toBe('c43954faa8eed98c989bf4f4');
+    expect(shortId('0123456789abcdef')).toBe('01234567');
+  });
+});
