@@ -30,7 +30,7 @@ export function discover(path: string, warnings: Warning[]): Found[] {
     try {
       key = realpathSync(dir);
     } catch (error) {
-      warnings.push({ file: dir, message: describe(error as NodeJS.ErrnoException) });
+      warnings.push(unreadable(dir, error));
       return;
     }
     if (visited.has(key)) {
@@ -43,7 +43,7 @@ export function discover(path: string, warnings: Warning[]): Found[] {
     try {
       names = readdirSync(dir).sort();
     } catch (error) {
-      warnings.push({ file: dir, message: describe(error as NodeJS.ErrnoException) });
+      warnings.push(unreadable(dir, error));
       return;
     }
     for (const name of names) {
@@ -52,7 +52,7 @@ export function discover(path: string, warnings: Warning[]): Found[] {
       try {
         entryStat = statSync(entry);
       } catch (error) {
-        warnings.push({ file: entry, message: describe(error as NodeJS.ErrnoException) });
+        warnings.push(unreadable(entry, error));
         continue;
       }
       if (entryStat.isDirectory()) walk(entry);
@@ -61,6 +61,10 @@ export function discover(path: string, warnings: Warning[]): Found[] {
   };
   walk(root);
   return found;
+}
+
+export function unreadable(file: string, error: unknown): Warning {
+  return { file, message: describe(error as NodeJS.ErrnoException), unreadable: true };
 }
 
 export function describe(error: NodeJS.ErrnoException): string {

@@ -3,7 +3,7 @@ import { sessionId } from '../model/ids.js';
 import type { Db } from '../store/db.js';
 import { SourceFiles } from '../store/files.js';
 import { SessionStore } from '../store/sessions.js';
-import { describe, discover } from './discover.js';
+import { discover, unreadable } from './discover.js';
 import { adapters } from './registry.js';
 import type { SourceAdapter, Warning } from './types.js';
 
@@ -46,7 +46,7 @@ function adapterFor(file: string, warnings: Warning[]): SourceAdapter | undefine
     try {
       if (adapter.detect(file)) return adapter;
     } catch (error) {
-      warnings.push({ file, message: describe(error as NodeJS.ErrnoException) });
+      warnings.push(unreadable(file, error));
       return undefined;
     }
   }
@@ -107,7 +107,12 @@ function ingestFile(
     summary.files.unchanged++;
     return;
   }
+  const before = summary.warnings.length;
   const adapter = adapterFor(file, summary.warnings);
+  if (!adapter && summary.warnings.length > before) {
+    summary.files.failed++;
+    return;
+  }
   if (!adapter) {
     if (explicit)
       summary.warnings.push({ file, message: 'not a session log of any supported agent; skipped' });
@@ -119,7 +124,7 @@ function ingestFile(
     result = adapter.parseFile(file);
   } catch (error) {
     summary.files.failed++;
-    summary.warnings.push({ file, message: describe(error as NodeJS.ErrnoException) });
+    summary.warnings.push(unreadable(file, error));
     return;
   }
   summary.warnings.push(...result.warnings);

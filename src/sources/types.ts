@@ -18,6 +18,8 @@ export interface Warning {
   file: string;
   line?: number;
   message: string;
+  /** The file or directory could not be read at all (as opposed to a bad line inside it). */
+  unreadable?: boolean;
 }
 
 export interface FileResult {

@@ -49,7 +49,9 @@ Examples:
         db.close();
       }
       report(summaries, options.json === true);
-      const unreadable = summaries.some((s) => s.error !== undefined || s.files.failed > 0);
+      const unreadable = summaries.some(
+        (s) => s.error !== undefined || s.files.failed > 0 || s.warnings.some((w) => w.unreadable),
+      );
       process.exitCode = unreadable ? ExitCode.usage : ExitCode.ok;
     });
 }
