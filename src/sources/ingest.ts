@@ -22,10 +22,8 @@ export interface PathSummary {
   notes: string[];
 }
 
-export interface IngestProgress {
-  /** Called after each file with files done, total files, and bytes done. */
-  (done: number, total: number, bytes: number, totalBytes: number): void;
-}
+/** Called after each file with files done, total files, bytes done and total bytes. */
+export type IngestProgress = (done: number, total: number, bytes: number, totalBytes: number) => void;
 
 function emptySummary(path: string): PathSummary {
   return {

@@ -191,15 +191,15 @@ export class SessionStore {
     const other = this.history(owner);
     // Only a copy from the very start of the other history is a continuation; anything else is left alone.
     if (other.messages[0]?.nativeId !== first) return { messages: session.messages };
+    // A copy has the same ids and the same content; ids alone could be reused by a hand-made or tampered log.
+    const same = (a: Message | undefined, b: Message | undefined) =>
+      a?.nativeId !== undefined &&
+      a.nativeId === b?.nativeId &&
+      contentHash({ role: a.role, parts: a.parts }) === contentHash({ role: b.role, parts: b.parts });
     let shared = 0;
-    while (
-      shared < session.messages.length &&
-      shared < other.messages.length &&
-      session.messages[shared]?.nativeId !== undefined &&
-      session.messages[shared]?.nativeId === other.messages[shared]?.nativeId
-    ) {
+    while (shared < session.messages.length && same(session.messages[shared], other.messages[shared]))
       shared++;
-    }
+    if (shared === 0) return { messages: session.messages };
     const last = other.owners[shared - 1] as { sessionId: string; nativeId: string };
     return { messages: session.messages.slice(shared), continues: last };
   }
@@ -273,6 +273,12 @@ export class SessionStore {
     const exact = found.find((row) => row.id === prefix || row.source_id === prefix);
     if (exact) return exact;
     if (found.length === 1) return found[0] as SessionRow;
+    // The agent's id of a sub-agent starts with its parent's (`<session>/agent-<id>`): a prefix that matches a
+    // session and only its own sub-sessions means that session.
+    const parents = found.filter((row) =>
+      found.every((other) => other === row || other.parent_id === row.id),
+    );
+    if (parents.length === 1 && found.length <= 10) return parents[0] as SessionRow;
     if (found.length === 0) {
       throw new StoreError(`no session matches '${prefix}'`, 'run replay-history sessions to list them');
     }

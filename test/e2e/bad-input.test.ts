@@ -1,8 +1,17 @@
-import { chmodSync, existsSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { PathSummary } from '../../src/sources/ingest.js';
 import { bin, root, run, tempDir } from '../helpers/cli.js';
 import { runUnprivileged } from '../helpers/unprivileged.js';
 
@@ -19,7 +28,7 @@ afterEach(() => dir.remove());
 
 const ingestJson = async (...paths: string[]) => {
   const result = await run(['ingest', ...paths, '--db', db, '--json']);
-  return { result, report: JSON.parse(result.stdout) as { paths: Record<string, any>[] } };
+  return { result, report: JSON.parse(result.stdout) as { paths: PathSummary[] } };
 };
 const count = (sql: string) => {
   const handle = new Database(db, { readonly: true });
@@ -62,8 +71,13 @@ describe('ingest on bad input', () => {
   it('replaces a non-UTF-8 byte, says where, and keeps the line', async () => {
     const file = join(dir.path, 'latin1.jsonl');
     const body = lines('file-order.jsonl');
-    const bad = Buffer.from(body[0] as string).toString('latin1').replace('second', 'sec\u00e9nd');
-    writeFileSync(file, Buffer.concat([Buffer.from(bad, 'latin1'), Buffer.from(`\n${body.slice(1).join('\n')}\n`)]));
+    const bad = Buffer.from(body[0] as string)
+      .toString('latin1')
+      .replace('second', 'sec\u00e9nd');
+    writeFileSync(
+      file,
+      Buffer.concat([Buffer.from(bad, 'latin1'), Buffer.from(`\n${body.slice(1).join('\n')}\n`)]),
+    );
     const result = await run(['ingest', file, '--db', db]);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toContain(`${file}:1: invalid UTF-8 replaced with U+FFFD`);
@@ -80,7 +94,9 @@ describe('ingest on bad input', () => {
     const result = await run(['ingest', file, '--db', db]);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe('');
-    expect(count("SELECT max(length(parts)) FROM messages WHERE role = 'tool'")).toBeGreaterThan(50 * 1024 * 1024);
+    expect(count("SELECT max(length(parts)) FROM messages WHERE role = 'tool'")).toBeGreaterThan(
+      50 * 1024 * 1024,
+    );
   });
 
   it('says an empty file has nothing in it and exits 0', async () => {

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa, type Result } from 'execa';
-import { bin, root } from './cli.js';
+import { execa } from 'execa';
+import { bin, type Ran, ran, root } from './cli.js';
 
 const nobody = 65534;
 let installed: string | undefined;
@@ -22,7 +22,8 @@ function binaryForNobody(): string {
   }
   const dir = mkdtempSync(join(tmpdir(), 'replay-history-nobody-'));
   chmodSync(dir, 0o755);
-  for (const part of ['bin', 'dist', 'package.json']) cpSync(join(root, part), join(dir, part), { recursive: true });
+  for (const part of ['bin', 'dist', 'package.json'])
+    cpSync(join(root, part), join(dir, part), { recursive: true });
   for (const dep of ['better-sqlite3', 'bindings', 'file-uri-to-path', 'commander', 'chalk']) {
     const from = join(root, 'node_modules', dep);
     if (existsSync(from)) cpSync(from, join(dir, 'node_modules', dep), { recursive: true });
@@ -34,13 +35,16 @@ function binaryForNobody(): string {
 export const isRoot = process.getuid?.() === 0;
 
 /** Runs the CLI as an unprivileged user when the tests run as root, as the current user otherwise. */
-export function runUnprivileged(args: string[], cwd: string): Promise<Result> {
-  if (!isRoot) return execa(process.execPath, [bin, ...args], { reject: false, cwd, env: { NO_COLOR: '1' } });
-  return execa(process.execPath, [binaryForNobody(), ...args], {
-    reject: false,
-    cwd,
-    uid: nobody,
-    gid: nobody,
-    env: { NO_COLOR: '1', HOME: cwd },
-  });
+export function runUnprivileged(args: string[], cwd: string): Promise<Ran> {
+  if (!isRoot)
+    return ran(execa(process.execPath, [bin, ...args], { reject: false, cwd, env: { NO_COLOR: '1' } }));
+  return ran(
+    execa(process.execPath, [binaryForNobody(), ...args], {
+      reject: false,
+      cwd,
+      uid: nobody,
+      gid: nobody,
+      env: { NO_COLOR: '1', HOME: cwd },
+    }),
+  );
 }

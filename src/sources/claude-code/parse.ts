@@ -177,17 +177,11 @@ export class ClaudeTranscript {
   }
 
   private buildStream(stream: Stream): ParsedSession | undefined {
-    const ordered = orderChain(stream);
+    const ordered = reanchorPreserved(orderChain(stream));
     const preserved = new Map<string, string[]>();
     for (const entry of ordered) {
-      const segment = entry.env.compactMetadata as { preservedMessages?: { uuids?: unknown } } | undefined;
-      const uuids = segment?.preservedMessages?.uuids;
-      if (entry.env.subtype === 'compact_boundary' && Array.isArray(uuids) && entry.env.uuid) {
-        preserved.set(
-          entry.env.uuid,
-          uuids.filter((u): u is string => typeof u === 'string'),
-        );
-      }
+      const uuids = preservedUuids(entry.env);
+      if (uuids.length > 0 && entry.env.uuid) preserved.set(entry.env.uuid, uuids);
     }
     const messages = convert(ordered, this.file, preserved);
     if (messages.length === 0) return undefined;
@@ -317,15 +311,41 @@ function later(a: Entry, b: Entry): boolean {
   return ta === tb ? a.order > b.order : ta > tb;
 }
 
+/** The messages a compaction kept verbatim after its summary (`compactMetadata.preservedMessages`). */
+function preservedUuids(env: Envelope): string[] {
+  if (env.subtype !== 'compact_boundary') return [];
+  const meta = env.compactMetadata as { preservedMessages?: { uuids?: unknown } } | undefined;
+  const uuids = meta?.preservedMessages?.uuids;
+  return Array.isArray(uuids) ? uuids.filter((uuid): uuid is string => typeof uuid === 'string') : [];
+}
+
+/**
+ * A preserved tail is re-parented under the summary in the file, but it was written before the compaction:
+ * its turns saw the old history, not the summary. Put it back before the boundary; the summary lists it as
+ * preserved, so contexts after the summary still show it.
+ */
+function reanchorPreserved(ordered: Entry[]): Entry[] {
+  let result = ordered;
+  for (let i = 0; i < result.length; i++) {
+    const kept = new Set(preservedUuids((result[i] as Entry).env));
+    if (kept.size === 0) continue;
+    const after = (entry: Entry, j: number) => j > i && kept.has(entry.env.uuid ?? '');
+    const moved = result.filter(after);
+    if (moved.length === 0) continue;
+    const rest = result.filter((entry, j) => !after(entry, j));
+    rest.splice(i, 0, ...moved);
+    result = rest;
+    i += moved.length;
+  }
+  return result;
+}
+
 /** The entry before this one: its parent, or across a compaction boundary the last message before it. */
 function predecessor(entry: Entry, byUuid: Map<string, Entry>, seen: Set<string>): Entry | undefined {
   const { env } = entry;
   if (typeof env.parentUuid === 'string') return byUuid.get(env.parentUuid);
   if (env.subtype !== 'compact_boundary') return undefined;
-  const meta = env.compactMetadata as { preservedMessages?: { uuids?: unknown } } | undefined;
-  const kept = Array.isArray(meta?.preservedMessages?.uuids)
-    ? (meta.preservedMessages.uuids as unknown[])
-    : [];
+  const kept = preservedUuids(env);
   // A preserved tail is re-parented under the summary, so the logical parent may already be on the path;
   // then the history continues at the last preserved message that is not.
   const candidates = [env.logicalParentUuid, ...kept.slice().reverse()];
