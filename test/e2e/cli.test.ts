@@ -117,6 +117,21 @@ describe('replay-history binary', () => {
     expect(readFileSync(copy).equals(before)).toBe(true);
   });
 
+  it('with no path reads the default log directories, honouring CLAUDE_CONFIG_DIR', async () => {
+    const config = join(dir.path, 'claude-config');
+    cpSync(join(root, 'sample-sessions', 'claude-code'), join(config, 'projects'), { recursive: true });
+    const store = join(dir.path, 'default-paths.db');
+    const result = await run(['ingest', '--db', store, '--json'], { env: { CLAUDE_CONFIG_DIR: config } });
+    expect(result.exitCode).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.paths.map((p: { path: string }) => p.path)).toEqual([join(config, 'projects')]);
+    expect(report.paths[0].sessions.new).toBe(3);
+    const empty = join(dir.path, 'no-home');
+    const none = await run(['ingest', '--db', store], { env: { HOME: empty, CLAUDE_CONFIG_DIR: '' } });
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain('error: no paths given and no agent log directory found on this machine');
+  });
+
   it('draws a progress bar on a terminal only, on stderr, and erases it', async () => {
     const tty = join(dir.path, 'tty.db');
     const typescript = join(dir.path, 'typescript');
