@@ -30,3 +30,20 @@ export function sha256(text: string | Uint8Array): string {
 export function contentHash(value: unknown): string {
   return sha256(canonicalJson(value));
 }
+
+/**
+ * Hash of a list of fields without joining them into one string first (fields can be megabytes). Each field is
+ * length-prefixed, so no two different lists hash alike by shifting text between fields.
+ */
+export function fieldsHash(fields: readonly (string | number | null)[]): string {
+  const hash = createHash('sha256');
+  for (const field of fields) {
+    if (field === null) hash.update('\0n');
+    else {
+      const text = String(field);
+      hash.update(`\0${typeof field === 'number' ? 'd' : 's'}${text.length}:`);
+      hash.update(text);
+    }
+  }
+  return hash.digest('hex');
+}

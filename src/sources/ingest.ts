@@ -135,6 +135,7 @@ function ingestFile(
       const { outcome } = store.save(session, file);
       if (outcome === 'kept') continue;
       summary.sessions[outcome]++;
+      if (outcome === 'unchanged') continue;
       for (const message of session.messages) {
         summary.messages++;
         for (const part of message.parts) if (part.type === 'tool_call') summary.toolCalls++;

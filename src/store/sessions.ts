@@ -1,4 +1,4 @@
-import { contentHash } from '../model/canonical-json.js';
+import { contentHash, fieldsHash } from '../model/canonical-json.js';
 import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
 import { toolCalls } from '../model/session.js';
 import type { ParsedSession, Spawn } from '../sources/types.js';
@@ -85,7 +85,8 @@ export class SessionStore {
     const { messages, continues } = this.dropCopiedHistory(session);
     if (continues) session.continues = continues;
     else delete session.continues;
-    const hashes = messages.map((message) => contentHash(message));
+    const rows = messages.map(toRow);
+    const hashes = rows.map((r) => r.hash);
     const metaHash = contentHash({ ...metaOf(session), origin, sourceFile });
     const row = {
       id: session.id,
@@ -149,23 +150,9 @@ export class SessionStore {
          usage, parts, source, hash)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    for (let seq = keep; seq < messages.length; seq++) {
-      const m = messages[seq] as Message;
-      insert.run(
-        session.id,
-        seq,
-        m.role,
-        m.nativeId ?? null,
-        m.model ?? null,
-        m.timestamp ?? null,
-        m.injected ? 1 : 0,
-        m.compaction ? 1 : 0,
-        m.preserved ? JSON.stringify(m.preserved) : null,
-        m.usage ? JSON.stringify(m.usage) : null,
-        JSON.stringify(m.parts),
-        JSON.stringify(m.source),
-        hashes[seq],
-      );
+    for (let seq = keep; seq < rows.length; seq++) {
+      const r = rows[seq] as ReturnType<typeof toRow>;
+      insert.run(session.id, seq, ...r.values, r.hash);
     }
     return { outcome: existing ? 'updated' : 'new', added: messages.length - keep };
   }
@@ -317,6 +304,26 @@ export class SessionStore {
       .prepare('SELECT * FROM sessions WHERE parent_id = ? ORDER BY started_at')
       .all(id) as SessionRow[];
   }
+}
+
+/**
+ * A message as its columns, serialized once. Its hash is taken over exactly what is stored (the adapters build
+ * messages deterministically, so the same message always serializes alike): it decides what a re-ingest keeps.
+ */
+function toRow(m: Message) {
+  const values = [
+    m.role,
+    m.nativeId ?? null,
+    m.model ?? null,
+    m.timestamp ?? null,
+    m.injected ? 1 : 0,
+    m.compaction ? 1 : 0,
+    m.preserved ? JSON.stringify(m.preserved) : null,
+    m.usage ? JSON.stringify(m.usage) : null,
+    JSON.stringify(m.parts),
+    JSON.stringify(m.source),
+  ] as const;
+  return { values, hash: fieldsHash(values) };
 }
 
 function toMessage(row: MessageRow): Message {

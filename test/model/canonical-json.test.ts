@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, contentHash } from '../../src/model/canonical-json.js';
+import { canonicalJson, contentHash, fieldsHash } from '../../src/model/canonical-json.js';
 import { sessionId, shortId } from '../../src/model/ids.js';
 
 describe('canonical JSON', () => {
@@ -17,6 +17,15 @@ describe('canonical JSON', () => {
     expect(canonicalJson([undefined])).toBe('[null]');
     expect(contentHash({ a: '1' })).not.toBe(contentHash({ a: 1 }));
     expect(contentHash('x')).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('fields hash', () => {
+  it('tells apart lists that differ only in where one field ends and the next begins, or null from text', () => {
+    expect(fieldsHash(['ab', 'c'])).not.toBe(fieldsHash(['a', 'bc']));
+    expect(fieldsHash([null])).not.toBe(fieldsHash(['null']));
+    expect(fieldsHash([1])).not.toBe(fieldsHash(['1']));
+    expect(fieldsHash(['x', 2, null])).toBe(fieldsHash(['x', 2, null]));
   });
 });
 

@@ -1,4 +1,4 @@
-import { appendFileSync, copyFileSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -152,11 +152,12 @@ describe('store', () => {
 
   it('leaves the store as it was before a file whose write failed', () => {
     const dir = join(store.dir, 'projects');
-    cpSync(join(fixtures, 'subagents'), dir, { recursive: true });
+    mkdirSync(dir);
+    copyFileSync(join(fixtures, 'mirror-only.jsonl'), join(dir, 'mirror-only.jsonl'));
     const save = SessionStore.prototype.save;
     let calls = 0;
     vi.spyOn(SessionStore.prototype, 'save').mockImplementation(function (this: SessionStore, ...args) {
-      // The parent file holds two sessions (itself and a mirrored sub-agent): fail on the second.
+      // The file holds two sessions (the parent and a sub-agent known from its mirror): fail on the second.
       if (++calls === 2) throw new Error('disk full');
       return save.apply(this, args);
     });
@@ -166,6 +167,6 @@ describe('store', () => {
     expect(store.db.prepare('SELECT count(*) FROM source_files').pluck().get()).toBe(0);
     vi.restoreAllMocks();
     const [retry] = ingest(store.db, [dir]);
-    expect(retry?.sessions.new).toBe(3);
+    expect(retry?.sessions.new).toBe(2);
   });
 });

@@ -1,5 +1,5 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { readLines } from '../lines.js';
 import type { FileResult, SourceAdapter, Warning } from '../types.js';
 import { ClaudeTranscript } from './parse.js';
@@ -48,9 +48,20 @@ function readMeta(file: string, warnings: Warning[]): { toolUseId?: string; desc
   }
 }
 
+/** Where a sub-agent of this transcript keeps its own file: `<session>/subagents/` now, beside it in older builds. */
+function subagentFiles(file: string, agentId: string): string[] {
+  const name = `agent-${agentId}.jsonl`;
+  return [join(file.replace(/\.jsonl$/, ''), 'subagents', name), join(dirname(file), name)];
+}
+
 function parseFile(file: string): FileResult {
   const warnings: Warning[] = [];
-  const transcript = new ClaudeTranscript(file, basename(file, '.jsonl'), readMeta(file, warnings));
+  const transcript = new ClaudeTranscript(
+    file,
+    basename(file, '.jsonl'),
+    readMeta(file, warnings),
+    (_, agentId) => subagentFiles(file, agentId).some((path) => existsSync(path)),
+  );
   let lines = 0;
   let skipped = 0;
   let parsedBytes = 0;

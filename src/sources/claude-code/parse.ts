@@ -37,6 +37,15 @@ interface Stream {
   loose: Entry[];
 }
 
+/** A sub-agent as its parent's inline `agent_progress` lines show it. */
+interface Mirror {
+  parentSourceId: string;
+  toolCallId?: string;
+  entries: Entry[];
+  /** The sub-agent has its own transcript file, which will be read instead: keep nothing. */
+  ownFile: boolean;
+}
+
 export interface ClaudeParseResult {
   sessions: ParsedSession[];
   spawns: Spawn[];
@@ -50,10 +59,7 @@ export interface ClaudeParseResult {
  */
 export class ClaudeTranscript {
   private readonly streams = new Map<string, Stream>();
-  private readonly mirrors = new Map<
-    string,
-    { parentSourceId: string; toolCallId?: string; entries: Entry[] }
-  >();
+  private readonly mirrors = new Map<string, Mirror>();
   private readonly titles = { custom: '', ai: '', summaries: new Map<string, string>() };
   private readonly unknown = new Map<string, number>();
   private readonly spawns: Spawn[] = [];
@@ -63,6 +69,8 @@ export class ClaudeTranscript {
     private readonly file: string,
     private readonly fallbackId: string,
     private readonly meta: { toolUseId?: string; description?: string } = {},
+    /** Whether the sub-agent `agentId` of session `sessionId` has its own transcript file (which then wins). */
+    private readonly hasOwnFile: (sessionId: string, agentId: string) => boolean = () => false,
   ) {}
 
   add(value: Envelope, line: number): void {
@@ -95,7 +103,8 @@ export class ClaudeTranscript {
       if (session) sessions.push(session);
     }
     for (const [sourceId, mirror] of this.mirrors) {
-      if (this.streams.has(sourceId)) continue;
+      // Rebuilding a mirror that its own file will replace is wasted work (and would be counted twice).
+      if (this.streams.has(sourceId) || mirror.ownFile) continue;
       const entries = dedupe(mirror.entries);
       const messages = convert(entries, this.file, new Map());
       if (messages.length === 0) continue;
@@ -143,14 +152,14 @@ export class ClaudeTranscript {
     const sourceId = `${parentSourceId}/agent-${data.agentId}`;
     let mirror = this.mirrors.get(sourceId);
     if (!mirror) {
-      mirror = { parentSourceId, entries: [] };
+      mirror = { parentSourceId, entries: [], ownFile: this.hasOwnFile(parentSourceId, data.agentId) };
       if (value.parentToolUseID) {
         mirror.toolCallId = value.parentToolUseID;
         this.spawns.push({ parentSourceId, childSourceId: sourceId, toolCallId: value.parentToolUseID });
       }
       this.mirrors.set(sourceId, mirror);
     }
-    mirror.entries.push({ env: inner, line, order });
+    if (!mirror.ownFile) mirror.entries.push({ env: inner, line, order });
   }
 
   /** The Task/Agent tool result names the sub-agent it started: remember which call spawned which child. */

@@ -257,7 +257,8 @@ function derive(file: string): Derived[] {
 
   // Sub-agents known only from `agent_progress` mirrors: each mirrored line is a copy of one sub-agent line, with
   // no chain of its own (its parentUuid is null), so all of them count, once per uuid, in file order. A mirror of
-  // an agent whose lines are in this same file adds nothing.
+  // an agent whose lines are in this same file, or that has its own `<session>/subagents/agent-<id>.jsonl`, adds
+  // nothing: that file is the sub-agent.
   const mirrors = new Map<string, { main: string; spawnedBy?: string; records: Map<string, RawRecord> }>();
   for (const { rec } of raw) {
     if (!isAgentProgress(rec)) continue;
@@ -273,7 +274,9 @@ function derive(file: string): Derived[] {
     mirrors.set(sourceId, mirror);
   }
   for (const [sourceId, mirror] of mirrors) {
-    if (streams.has(sourceId)) continue;
+    const agentId = sourceId.slice(sourceId.indexOf('/agent-') + '/agent-'.length);
+    const ownFile = join(file.replace(/\.jsonl$/, ''), 'subagents', `agent-${agentId}.jsonl`);
+    if (streams.has(sourceId) || existsSync(ownFile)) continue;
     sessions.push({
       sourceId,
       kind: 'subagent',
@@ -353,10 +356,9 @@ const pinned: Record<string, Record<string, Counts>> = {
     [`${sProgress}/agent-afb92ff`]: c(15, 5, 9, 9),
   },
   // 299 assistant lines, 152 responses (102 before the compaction, 50 after); the compaction summary is a user
-  // message. The 5 agent_progress lines mirror part of agent-a881341 (which has its own file).
+  // message. The 5 agent_progress lines mirror part of agent-a881341, which has its own file: no mirror session.
   'spotter-258c7280.jsonl': {
     [s258]: c(344, 152, 186, 186),
-    [`${s258}/agent-a881341`]: c(5, 2, 2, 2),
   },
   // The real file of that sub-agent: more than its mirror (the text blocks and the final answer).
   'spotter-258c7280/subagents/agent-a881341.jsonl': { [`${s258}/agent-a881341`]: c(6, 3, 2, 2) },
@@ -629,8 +631,8 @@ describe.skipIf(!existsSync(dir))(
           ignored: allFiles(dir).length - files.length,
           failed: 0,
         });
-        // Main files go first, so the mirror of agent-a881341 is stored, then replaced by its own file.
-        expect(first.sessions).toEqual({ new: want.size, updated: 1, unchanged: 0 });
+        // agent-a881341 has its own file, so its mirror in the parent is never built: nothing is stored twice.
+        expect(first.sessions).toEqual({ new: want.size, updated: 0, unchanged: 0 });
         expect(rows).toHaveLength(want.size);
         expect(want.size).toBe(10);
         expect(new Set(rows.map((r) => r.source_id))).toEqual(new Set(want.keys()));
