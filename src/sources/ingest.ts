@@ -56,7 +56,15 @@ function adapterFor(file: string, warnings: Warning[]): SourceAdapter | undefine
  * an interrupted ingest leaves the store as it was before the file in progress. A file whose size, mtime and
  * inode are what the store last saw is not read again.
  */
-export function ingest(db: Db, paths: string[], progress?: IngestProgress): PathSummary[] {
+export interface IngestOptions {
+  progress?: IngestProgress;
+  /** Called after each file larger than `largeFile` bytes (the CLI collects garbage there). */
+  afterLargeFile?: () => void;
+  largeFile?: number;
+}
+
+export function ingest(db: Db, paths: string[], options: IngestOptions = {}): PathSummary[] {
+  const { progress, afterLargeFile, largeFile = 4 * 1024 * 1024 } = options;
   const store = new SessionStore(db);
   const files = new SourceFiles(db);
   const summaries = paths.map((path) => {
@@ -78,6 +86,7 @@ export function ingest(db: Db, paths: string[], progress?: IngestProgress): Path
     found.sort((a, b) => Number(a.file.includes('/subagents/')) - Number(b.file.includes('/subagents/')));
     for (const { file, stat, explicit } of found) {
       ingestFile(db, store, files, file, stat, explicit, summary);
+      if (stat.size > largeFile) afterLargeFile?.();
       done++;
       bytes += stat.size;
       progress?.(done, total, bytes, totalBytes);

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { closeSync, openSync, readSync } from 'node:fs';
 
 /** One line of a JSON-lines file, with where it is. */
@@ -26,15 +27,12 @@ export interface OversizeLine {
 }
 
 const chunkSize = 1024 * 1024;
-const strict = new TextDecoder('utf-8', { fatal: true });
 const lenient = new TextDecoder('utf-8');
 
-function decode(bytes: Uint8Array): { text: string; invalid: boolean } {
-  try {
-    return { text: strict.decode(bytes), invalid: false };
-  } catch {
-    return { text: lenient.decode(bytes), invalid: true };
-  }
+function decode(bytes: Buffer): { text: string; invalid: boolean } {
+  // isUtf8 is a native check; toString is the fast path for the (almost always) valid case.
+  if (isUtf8(bytes)) return { text: bytes.toString('utf8'), invalid: false };
+  return { text: lenient.decode(bytes), invalid: true };
 }
 
 /**
@@ -43,8 +41,14 @@ function decode(bytes: Uint8Array): { text: string; invalid: boolean } {
  */
 export function* readLines(
   path: string,
-  options: { from?: number; firstLine?: number; onOversize?: (line: OversizeLine) => void } = {},
+  options: {
+    from?: number;
+    firstLine?: number;
+    maxBytes?: number;
+    onOversize?: (line: OversizeLine) => void;
+  } = {},
 ): Generator<Line> {
+  const limit = options.maxBytes ?? maxLineBytes;
   const fd = openSync(path, 'r');
   try {
     const buffer = Buffer.allocUnsafe(chunkSize);
@@ -85,11 +89,16 @@ export function* readLines(
         const newline = buffer.indexOf(10, from);
         const stop = newline === -1 || newline >= read ? read : newline;
         const size = stop - from;
-        if (!oversize && pending + size > maxLineBytes) {
+        if (!oversize && pending + size > limit) {
           oversize = true;
           pieces = [];
         }
-        if (!oversize && size > 0) pieces.push(Buffer.from(buffer.subarray(from, stop)));
+        // A line that ends in this chunk is decoded before the chunk is reused, so it needs no copy; a piece
+        // of a line that goes on past the chunk does.
+        if (!oversize && size > 0) {
+          const piece = buffer.subarray(from, stop);
+          pieces.push(stop === read ? Buffer.from(piece) : piece);
+        }
         pending += size;
         if (stop === read) break;
         const line = emit(true, position + stop + 1);

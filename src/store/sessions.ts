@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import { contentHash, fieldsHash } from '../model/canonical-json.js';
 import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
 import { toolCalls } from '../model/session.js';
@@ -70,7 +71,19 @@ function metaOf(session: Session) {
 }
 
 export class SessionStore {
+  private readonly statements = new Map<string, Statement>();
+
   constructor(private readonly db: Db) {}
+
+  /** Statements are prepared once per store and reused: ingest runs the same few for every file. */
+  private sql(text: string): Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
 
   /**
    * Stores a parsed session. Unchanged → nothing written; grown (the stored messages are a prefix of the new
@@ -111,8 +124,7 @@ export class SessionStore {
 
     let keep = 0;
     if (existing) {
-      const stored = this.db
-        .prepare('SELECT hash FROM messages WHERE session_id = ? ORDER BY seq')
+      const stored = this.sql('SELECT hash FROM messages WHERE session_id = ? ORDER BY seq')
         .pluck()
         .all(session.id) as string[];
       const isPrefix = stored.length <= hashes.length && stored.every((hash, i) => hash === hashes[i]);
@@ -120,32 +132,28 @@ export class SessionStore {
         return { outcome: 'unchanged', added: 0 };
       }
       if (isPrefix) keep = stored.length;
-      else this.db.prepare('DELETE FROM messages WHERE session_id = ?').run(session.id);
-      this.db
-        .prepare(
-          `UPDATE sessions SET kind=@kind, origin=@origin, parent_id=@parent_id,
+      else this.sql('DELETE FROM messages WHERE session_id = ?').run(session.id);
+      this.sql(
+        `UPDATE sessions SET kind=@kind, origin=@origin, parent_id=@parent_id,
              parent_tool_call_id=@parent_tool_call_id, continues_session_id=@continues_session_id,
              continues_native_id=@continues_native_id, cwd=@cwd, title=@title, started_at=@started_at,
              ended_at=@ended_at, version=@version, source_file=@source_file, message_count=@message_count,
              turn_count=@turn_count, tool_call_count=@tool_call_count, unanswered_count=@unanswered_count,
              meta_hash=@meta_hash, ingested_at=@ingested_at
            WHERE id=@id`,
-        )
-        .run(row);
+      ).run(row);
     } else {
-      this.db
-        .prepare(
-          `INSERT INTO sessions (id, agent, source_id, kind, origin, parent_id, parent_tool_call_id,
+      this.sql(
+        `INSERT INTO sessions (id, agent, source_id, kind, origin, parent_id, parent_tool_call_id,
              continues_session_id, continues_native_id, cwd, title, started_at, ended_at, version, source_file,
              message_count, turn_count, tool_call_count, unanswered_count, meta_hash, ingested_at)
            VALUES (@id, @agent, @source_id, @kind, @origin, @parent_id, @parent_tool_call_id,
              @continues_session_id, @continues_native_id, @cwd, @title, @started_at, @ended_at, @version,
              @source_file, @message_count, @turn_count, @tool_call_count, @unanswered_count, @meta_hash,
              @ingested_at)`,
-        )
-        .run(row);
+      ).run(row);
     }
-    const insert = this.db.prepare(
+    const insert = this.sql(
       `INSERT INTO messages (session_id, seq, role, native_id, model, timestamp, injected, compaction, preserved,
          usage, parts, source, hash)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -158,9 +166,11 @@ export class SessionStore {
   }
 
   saveSpawn(spawn: Spawn, agent: AgentId, idOf: (agent: AgentId, sourceId: string) => string): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO spawns (child_id, parent_id, tool_call_id) VALUES (?, ?, ?)')
-      .run(idOf(agent, spawn.childSourceId), idOf(agent, spawn.parentSourceId), spawn.toolCallId);
+    this.sql('INSERT OR REPLACE INTO spawns (child_id, parent_id, tool_call_id) VALUES (?, ?, ?)').run(
+      idOf(agent, spawn.childSourceId),
+      idOf(agent, spawn.parentSourceId),
+      spawn.toolCallId,
+    );
   }
 
   /**
@@ -170,8 +180,7 @@ export class SessionStore {
   private dropCopiedHistory(session: Session): { messages: Message[]; continues?: Session['continues'] } {
     const first = session.messages[0]?.nativeId;
     if (!first) return { messages: session.messages };
-    const owner = this.db
-      .prepare('SELECT session_id FROM messages WHERE native_id = ? AND session_id != ? LIMIT 1')
+    const owner = this.sql('SELECT session_id FROM messages WHERE native_id = ? AND session_id != ? LIMIT 1')
       .pluck()
       .get(first, session.id) as string | undefined;
     if (!owner) return { messages: session.messages };
@@ -192,14 +201,12 @@ export class SessionStore {
   }
 
   row(id: string): SessionRow | undefined {
-    return this.db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+    return this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
   }
 
   /** The session's own messages, in order. */
   messages(id: string): Message[] {
-    const rows = this.db
-      .prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY seq')
-      .all(id) as MessageRow[];
+    const rows = this.sql('SELECT * FROM messages WHERE session_id = ? ORDER BY seq').all(id) as MessageRow[];
     return rows.map(toMessage);
   }
 
@@ -246,12 +253,10 @@ export class SessionStore {
   /** Sessions whose id or the agent's own id starts with the prefix. */
   find(prefix: string, limit = 20): SessionRow[] {
     const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    return this.db
-      .prepare(
-        `SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' OR source_id LIKE ? ESCAPE '\\'
+    return this.sql(
+      `SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' OR source_id LIKE ? ESCAPE '\\'
          ORDER BY started_at LIMIT ?`,
-      )
-      .all(pattern, pattern, limit) as SessionRow[];
+    ).all(pattern, pattern, limit) as SessionRow[];
   }
 
   /** One session by prefix; an unknown or ambiguous prefix is a usage error that lists candidates. */
@@ -282,7 +287,7 @@ export class SessionStore {
   /** Every stored session, oldest first, streamed from the database. */
   *list(filter: { agent?: string } = {}): Generator<SessionRow & { spawned_by: string | null }> {
     const where = filter.agent ? 'WHERE s.agent = ?' : '';
-    const statement = this.db.prepare(
+    const statement = this.sql(
       `SELECT s.*, COALESCE(s.parent_tool_call_id, sp.tool_call_id) AS spawned_by
        FROM sessions s LEFT JOIN spawns sp ON sp.child_id = s.id ${where}
        ORDER BY s.started_at, s.id`,
@@ -295,14 +300,12 @@ export class SessionStore {
   /** The tool call that started this sub-agent, from its own log or from the parent's. */
   spawnedBy(row: SessionRow): string | undefined {
     if (row.parent_tool_call_id) return row.parent_tool_call_id;
-    return (this.db.prepare('SELECT tool_call_id FROM spawns WHERE child_id = ?').pluck().get(row.id) ??
+    return (this.sql('SELECT tool_call_id FROM spawns WHERE child_id = ?').pluck().get(row.id) ??
       undefined) as string | undefined;
   }
 
   children(id: string): SessionRow[] {
-    return this.db
-      .prepare('SELECT * FROM sessions WHERE parent_id = ? ORDER BY started_at')
-      .all(id) as SessionRow[];
+    return this.sql('SELECT * FROM sessions WHERE parent_id = ? ORDER BY started_at').all(id) as SessionRow[];
   }
 }
 

@@ -3,6 +3,7 @@ import { ingest, type PathSummary } from '../../sources/ingest.js';
 import { adapters } from '../../sources/registry.js';
 import { openDb } from '../../store/db.js';
 import { ExitCode, UserError } from '../errors.js';
+import { collectGarbage } from '../memory.js';
 import { err, formatBytes, progressBar, say, warn, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
 
@@ -41,9 +42,11 @@ Examples:
       const bar = progressBar('ingest');
       let summaries: PathSummary[];
       try {
-        summaries = ingest(db, targets, (done, total, bytes, totalBytes) =>
-          bar.update(done, total, `files ${formatBytes(bytes)}/${formatBytes(totalBytes)}`),
-        );
+        summaries = ingest(db, targets, {
+          progress: (done, total, bytes, totalBytes) =>
+            bar.update(done, total, `files ${formatBytes(bytes)}/${formatBytes(totalBytes)}`),
+          afterLargeFile: collectGarbage,
+        });
       } finally {
         bar.end();
         db.close();
