@@ -49,7 +49,7 @@ interface Mirror {
 export interface ClaudeParseResult {
   sessions: ParsedSession[];
   spawns: Spawn[];
-  /** Things worth telling the user that are not errors (unknown line types, orphan links). */
+  /** Things worth telling the user that are not errors (unknown line types). */
   notes: string[];
 }
 
