@@ -480,21 +480,26 @@ class Transcript {
     };
   }
 
+  /** The Anthropic Messages API object of one content block of a response, with a usage snapshot. */
+  apiMessage(response, block, outputTokens) {
+    return {
+      model: this.model,
+      id: response.id,
+      type: 'message',
+      role: 'assistant',
+      content: [block],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: this.usage(outputTokens),
+    };
+  }
+
   /** One line of an API response (Claude Code writes one per content block, all with the same message.id). */
   assistantLine(response, block, last, dt) {
     return this.chained(
       'assistant',
       {
-        message: {
-          model: this.model,
-          id: response.id,
-          type: 'message',
-          role: 'assistant',
-          content: [block],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: this.usage(last ? response.output : response.early),
-        },
+        message: this.apiMessage(response, block, last ? response.output : response.early),
         requestId: response.requestId,
         type: 'assistant',
       },
@@ -1003,16 +1008,7 @@ class Transcript {
         message: {
           type: 'assistant',
           timestamp: new Date(this.clock).toISOString(),
-          message: {
-            model: this.model,
-            id: response.id,
-            type: 'message',
-            role: 'assistant',
-            content: [block],
-            stop_reason: null,
-            stop_sequence: null,
-            usage: this.usage(response.early),
-          },
+          message: this.apiMessage(response, block, response.early),
           requestId: response.requestId,
           uuid,
         },

@@ -73,3 +73,16 @@ export function migrate(db: Db, path = 'the store'): void {
     })();
   });
 }
+
+/** A preparer that prepares each SQL text once per connection and reuses it (ingest runs a few per file). */
+export function statementCache(db: Db): (sql: string) => Database.Statement {
+  const cache = new Map<string, Database.Statement>();
+  return (sql) => {
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      cache.set(sql, statement);
+    }
+    return statement;
+  };
+}

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import { type Db, statementCache } from './db.js';
 
 /** What the store remembers of a log file it has read. */
 export interface SourceFileRow {
@@ -12,18 +12,11 @@ export interface SourceFileRow {
 }
 
 export class SourceFiles {
-  private readonly statements = new Map<string, Statement>();
+  /** Each statement is prepared once per store and reused. */
+  private readonly sql: (text: string) => Statement;
 
-  constructor(private readonly db: Db) {}
-
-  /** Statements are prepared once per store and reused: ingest runs the same few for every file. */
-  private sql(text: string): Statement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text);
-      this.statements.set(text, statement);
-    }
-    return statement;
+  constructor(db: Db) {
+    this.sql = statementCache(db);
   }
 
   get(path: string): SourceFileRow | undefined {

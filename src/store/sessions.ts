@@ -3,8 +3,7 @@ import { contentHash, fieldsHash } from '../model/canonical-json.js';
 import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
 import { toolCalls } from '../model/session.js';
 import type { ParsedSession, Spawn } from '../sources/types.js';
-import type { Db } from './db.js';
-import { StoreError } from './db.js';
+import { type Db, StoreError, statementCache } from './db.js';
 
 export type SaveOutcome = 'new' | 'updated' | 'unchanged' | 'kept';
 
@@ -71,18 +70,11 @@ function metaOf(session: Session) {
 }
 
 export class SessionStore {
-  private readonly statements = new Map<string, Statement>();
+  /** Each statement is prepared once per store and reused. */
+  private readonly sql: (text: string) => Statement;
 
-  constructor(private readonly db: Db) {}
-
-  /** Statements are prepared once per store and reused: ingest runs the same few for every file. */
-  private sql(text: string): Statement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text);
-      this.statements.set(text, statement);
-    }
-    return statement;
+  constructor(db: Db) {
+    this.sql = statementCache(db);
   }
 
   /**
