@@ -85,8 +85,8 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
     // Main transcripts before sub-agent files, so a parent exists before its children when both are new.
     found.sort((a, b) => Number(a.file.includes('/subagents/')) - Number(b.file.includes('/subagents/')));
     for (const { file, stat, explicit } of found) {
-      ingestFile(db, store, files, file, stat, explicit, summary);
-      if (stat.size > largeFile) afterLargeFile?.();
+      const read = ingestFile(db, store, files, file, stat, explicit, summary);
+      if (read && stat.size > largeFile) afterLargeFile?.();
       done++;
       bytes += stat.size;
       progress?.(done, total, bytes, totalBytes);
@@ -95,6 +95,7 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
   return summaries.map((s) => s.summary);
 }
 
+/** Reads one file into the store, unless it is unchanged or unreadable. Returns whether it was read. */
 function ingestFile(
   db: Db,
   store: SessionStore,
@@ -103,28 +104,28 @@ function ingestFile(
   stat: Stats,
   explicit: boolean,
   summary: PathSummary,
-): void {
+): boolean {
   if (stat.size === 0) {
     if (explicit) summary.notes.push(`${file}: empty file, nothing to ingest`);
     summary.files.ignored++;
-    return;
+    return false;
   }
   const known = files.get(file);
   if (known && known.size === stat.size && known.mtime_ms === stat.mtimeMs && known.inode === stat.ino) {
     summary.files.unchanged++;
-    return;
+    return false;
   }
   const before = summary.warnings.length;
   const adapter = adapterFor(file, summary.warnings);
   if (!adapter && summary.warnings.length > before) {
     summary.files.failed++;
-    return;
+    return false;
   }
   if (!adapter) {
     if (explicit)
       summary.warnings.push({ file, message: 'not a session log of any supported agent; skipped' });
     summary.files.ignored++;
-    return;
+    return false;
   }
   let result: ReturnType<SourceAdapter['parseFile']>;
   try {
@@ -132,7 +133,7 @@ function ingestFile(
   } catch (error) {
     summary.files.failed++;
     summary.warnings.push(unreadable(file, error));
-    return;
+    return false;
   }
   summary.warnings.push(...result.warnings);
   summary.notes.push(...result.notes.map((note) => `${file}: ${note}`));
@@ -161,4 +162,5 @@ function ingestFile(
     });
   })();
   summary.files.read++;
+  return true;
 }
