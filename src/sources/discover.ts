@@ -11,9 +11,14 @@ export interface Found {
 
 /**
  * Every file under a path (the path itself if it is a file), following symbolic links but visiting each
- * directory once, so a link loop ends. Unreadable entries become warnings; the walk goes on.
+ * directory once, so a link loop ends. Unreadable entries become warnings; the walk goes on. Directories that
+ * `prune` names are not entered (a format reads them through another file).
  */
-export function discover(path: string, warnings: Warning[]): Found[] {
+export function discover(
+  path: string,
+  warnings: Warning[],
+  prune: (dir: string) => boolean = () => false,
+): Found[] {
   const found: Found[] = [];
   const root = resolve(path);
   let stat: Stats;
@@ -55,8 +60,9 @@ export function discover(path: string, warnings: Warning[]): Found[] {
         warnings.push(unreadable(entry, error));
         continue;
       }
-      if (entryStat.isDirectory()) walk(entry);
-      else if (entryStat.isFile()) found.push({ file: entry, stat: entryStat, explicit: false });
+      if (entryStat.isDirectory()) {
+        if (!prune(entry)) walk(entry);
+      } else if (entryStat.isFile()) found.push({ file: entry, stat: entryStat, explicit: false });
     }
   };
   walk(root);

@@ -5,7 +5,7 @@ import { SourceFiles } from '../store/files.js';
 import { SessionStore } from '../store/sessions.js';
 import { discover, unreadable } from './discover.js';
 import { adapters } from './registry.js';
-import type { SourceAdapter, Warning } from './types.js';
+import type { Fingerprint, ParsedSession, SourceAdapter, Warning } from './types.js';
 
 /** What one path given to `ingest` came to. */
 export interface PathSummary {
@@ -39,6 +39,15 @@ function emptySummary(path: string): PathSummary {
   };
 }
 
+const pruned = (dir: string): boolean => adapters.some((adapter) => adapter.prune?.(dir) ?? false);
+
+function fingerprint(adapter: SourceAdapter | undefined, file: string, stat: Stats): Fingerprint {
+  return adapter?.fingerprint?.(file, stat) ?? { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino };
+}
+
+/** An error met while reading the input (not while writing the store): that unit fails, the run goes on. */
+class InputError extends Error {}
+
 function adapterFor(file: string, warnings: Warning[]): SourceAdapter | undefined {
   for (const adapter of adapters) {
     try {
@@ -70,7 +79,7 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
   const summaries = paths.map((path) => {
     const summary = emptySummary(path);
     try {
-      return { summary, found: discover(path, summary.warnings) };
+      return { summary, found: discover(path, summary.warnings, pruned) };
     } catch (error) {
       summary.error = (error as Error).message;
       return { summary, found: [] };
@@ -111,9 +120,16 @@ function ingestFile(
     return false;
   }
   const known = files.get(file);
-  if (known && known.size === stat.size && known.mtime_ms === stat.mtimeMs && known.inode === stat.ino) {
-    summary.files.unchanged++;
-    return false;
+  if (known) {
+    const print = fingerprint(
+      adapters.find((adapter) => adapter.agent === known.agent),
+      file,
+      stat,
+    );
+    if (known.size === print.size && known.mtime_ms === print.mtimeMs && known.inode === print.ino) {
+      summary.files.unchanged++;
+      return false;
+    }
   }
   const before = summary.warnings.length;
   const adapter = adapterFor(file, summary.warnings);
@@ -127,40 +143,67 @@ function ingestFile(
     summary.files.ignored++;
     return false;
   }
-  let result: ReturnType<SourceAdapter['parseFile']>;
+  // Taken before reading: a log that grows while it is read must look changed next time.
+  const print = fingerprint(adapter, file, stat);
+  let parsed: ReturnType<SourceAdapter['parseFile']>;
   try {
-    result = adapter.parseFile(file);
+    parsed = adapter.parseFile(file);
   } catch (error) {
     summary.files.failed++;
     summary.warnings.push(unreadable(file, error));
     return false;
   }
-  summary.warnings.push(...result.warnings);
-  summary.notes.push(...result.notes.map((note) => `${file}: ${note}`));
-  summary.lines += result.lines;
-  summary.skippedLines += result.skipped;
-
-  db.transaction(() => {
-    for (const session of result.sessions) {
-      const { outcome } = store.save(session, file);
-      if (outcome === 'kept') continue;
-      summary.sessions[outcome]++;
-      if (outcome === 'unchanged') continue;
-      for (const message of session.messages) {
-        summary.messages++;
-        for (const part of message.parts) if (part.type === 'tool_call') summary.toolCalls++;
-      }
+  const sessions = parsed.sessions[Symbol.iterator]();
+  const next = (): IteratorResult<ParsedSession> => {
+    try {
+      return sessions.next();
+    } catch (error) {
+      throw new InputError((error as Error).message);
     }
-    for (const spawn of result.spawns) store.saveSpawn(spawn, adapter.agent, sessionId);
-    files.put({
-      path: file,
-      agent: adapter.agent,
-      size: stat.size,
-      mtime_ms: stat.mtimeMs,
-      inode: stat.ino,
-      parsed_bytes: result.parsedBytes,
+  };
+  const counted = { messages: 0, toolCalls: 0, outcomes: { new: 0, updated: 0, unchanged: 0 } };
+  try {
+    // One transaction per unit: an interrupted ingest leaves the store as it was before this unit.
+    db.transaction(() => {
+      for (let step = next(); !step.done; step = next()) {
+        const session = step.value;
+        const { outcome } = store.save(session, file);
+        if (outcome === 'kept') continue;
+        counted.outcomes[outcome]++;
+        if (outcome === 'unchanged') continue;
+        for (const message of session.messages) {
+          counted.messages++;
+          for (const part of message.parts) if (part.type === 'tool_call') counted.toolCalls++;
+        }
+      }
+      for (const spawn of parsed.spawns) store.saveSpawn(spawn, adapter.agent, sessionId);
+      files.put({
+        path: file,
+        agent: adapter.agent,
+        size: print.size,
+        mtime_ms: print.mtimeMs,
+        inode: print.ino,
+        parsed_bytes: parsed.parsedBytes,
+      });
+    })();
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    summary.files.failed++;
+    summary.warnings.push(...parsed.warnings, {
+      file,
+      message: `${error.message}; nothing from it was stored`,
+      unreadable: true,
     });
-  })();
+    return false;
+  }
+  summary.warnings.push(...parsed.warnings);
+  summary.notes.push(...parsed.notes.map((note) => `${file}: ${note}`));
+  summary.lines += parsed.lines;
+  summary.skippedLines += parsed.skipped;
+  summary.messages += counted.messages;
+  summary.toolCalls += counted.toolCalls;
+  for (const outcome of ['new', 'updated', 'unchanged'] as const)
+    summary.sessions[outcome] += counted.outcomes[outcome];
   summary.files.read++;
   return true;
 }

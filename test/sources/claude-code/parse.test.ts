@@ -6,7 +6,10 @@ import { claudeCode } from '../../../src/sources/claude-code/index.js';
 import { root } from '../../helpers/cli.js';
 
 const fixtures = join(root, 'test', 'fixtures', 'claude-code');
-const parse = (name: string) => claudeCode.parseFile(join(fixtures, name));
+const parse = (name: string) => {
+  const result = claudeCode.parseFile(join(fixtures, name));
+  return { ...result, sessions: [...result.sessions] };
+};
 const main = (name: string) => {
   const result = parse(name);
   const session = result.sessions.find((s) => s.kind === 'main');

@@ -383,12 +383,14 @@ describe.skipIf(!existsSync(dir))(
   () => {
     const files = existsSync(dir) ? jsonlFiles(dir) : [];
     const rel = (file: string): string => relative(dir, file);
-    const parsed = new Map<string, FileResult>();
+    type Parsed = Omit<FileResult, 'sessions'> & { sessions: ParsedSession[] };
+    const parsed = new Map<string, Parsed>();
     const derived = new Map<string, Derived[]>();
-    const parsedOf = (file: string): FileResult => {
+    const parsedOf = (file: string): Parsed => {
       let result = parsed.get(file);
       if (!result) {
-        result = claudeCode.parseFile(file);
+        const read = claudeCode.parseFile(file);
+        result = { ...read, sessions: [...read.sessions] };
         parsed.set(file, result);
       }
       return result;
