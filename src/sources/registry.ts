@@ -1,5 +1,8 @@
 import { claudeCode } from './claude-code/index.js';
 import type { SourceAdapter } from './types.js';
 
-/** Every log format replay-history reads, tried in this order on each file. */
+/**
+ * Every log format replay-history reads, tried in this order on each file. The broadest detector (Claude Code:
+ * any JSON lines with a `type` and a `sessionId`/`uuid`) goes last.
+ */
 export const adapters: readonly SourceAdapter[] = [claudeCode];
