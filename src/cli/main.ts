@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { StoreError } from '../store/db.js';
 import { registerIngest } from './commands/ingest.js';
+import { registerReplay } from './commands/replay.js';
+import { registerRuns } from './commands/runs.js';
 import { registerSessions } from './commands/sessions.js';
 import { registerShow } from './commands/show.js';
 import { ExitCode, UserError } from './errors.js';
@@ -29,9 +31,17 @@ Example:
   registerIngest(cli);
   registerSessions(cli);
   registerShow(cli);
+  registerReplay(cli);
+  registerRuns(cli);
   for (const command of cli.commands) command.exitOverride();
   return cli;
 }
+
+// `replay-history sessions | head`: the reader went away. That is how pipes end, not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
 
 async function main(argv: string[]): Promise<void> {
   try {

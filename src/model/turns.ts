@@ -94,6 +94,8 @@ export function recordedResults(messages: readonly Message[], position: number):
   const calls = toolCalls(response);
   if (calls.length === 0) return [];
   const found = new Map<string, ToolResult>();
+  // Server-side tools (web search) are answered inside the response itself.
+  for (const result of toolResults(response)) found.set(result.callId, result);
   for (let next = position + 1; next < messages.length; next++) {
     const message = messages[next] as Message;
     if (isModelTurn(message)) break;

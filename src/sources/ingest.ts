@@ -167,14 +167,12 @@ function ingestFile(
     db.transaction(() => {
       for (let step = next(); !step.done; step = next()) {
         const session = step.value;
-        const { outcome } = store.save(session, file);
+        const { outcome, stored } = store.save(session, file);
         if (outcome === 'kept') continue;
         counted.outcomes[outcome]++;
         if (outcome === 'unchanged') continue;
-        for (const message of session.messages) {
-          counted.messages++;
-          for (const part of message.parts) if (part.type === 'tool_call') counted.toolCalls++;
-        }
+        counted.messages += stored.messages;
+        counted.toolCalls += stored.toolCalls;
       }
       for (const spawn of parsed.spawns) store.saveSpawn(spawn, adapter.agent, sessionId);
       files.put({

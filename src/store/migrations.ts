@@ -74,4 +74,61 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    name: 'm002_runs',
+    sql: `
+      -- One replay run: what was asked of which model, how, and how it went.
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        mode TEXT NOT NULL,              -- forced | free
+        options TEXT NOT NULL,           -- JSON: everything needed to resume the run as it was started
+        out_file TEXT NOT NULL,
+        status TEXT NOT NULL,            -- running | done | failed | interrupted
+        error TEXT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT
+      );
+
+      -- The sessions a run covers, in the order it takes them.
+      CREATE TABLE run_sessions (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        session_id TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',  -- pending | done | diverged | failed
+        PRIMARY KEY (run_id, position)
+      );
+
+      -- Each model turn asked in a run. A failed turn keeps its error and is asked again on --resume.
+      CREATE TABLE run_turns (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        session_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,           -- 1-based, as in pairs.jsonl and \`show --turn\`
+        status TEXT NOT NULL,            -- ok | failed
+        request_digest TEXT NOT NULL,    -- sha256 of the request body sent (or that would be sent)
+        response TEXT,                   -- JSON: the completion, OpenAI chat form
+        match TEXT,                      -- exact | normalized | differs | none
+        calls_predicted INTEGER NOT NULL DEFAULT 0,
+        calls_original INTEGER NOT NULL DEFAULT 0,
+        calls_matched INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        latency_ms INTEGER,
+        error TEXT,
+        finished_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, session_id, turn)
+      );
+
+      -- Tool calls the recording could not answer (free mode), with the nearest recorded calls.
+      CREATE TABLE run_misses (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        session_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        call TEXT NOT NULL,              -- JSON: {name, input}
+        nearest TEXT NOT NULL,           -- JSON: [{name, input, differs: [field…]}]
+        policy TEXT NOT NULL             -- error | stop
+      );
+      CREATE INDEX run_misses_run ON run_misses (run_id);
+    `,
+  },
 ];

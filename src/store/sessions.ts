@@ -82,10 +82,13 @@ export class SessionStore {
    * ones) → only the new messages are added; anything else → the messages are replaced. Must run inside the
    * caller's transaction so a file's sessions land together or not at all.
    */
-  save(parsed: ParsedSession, sourceFile: string): { outcome: SaveOutcome; added: number } {
+  save(
+    parsed: ParsedSession,
+    sourceFile: string,
+  ): { outcome: SaveOutcome; added: number; stored: { messages: number; toolCalls: number } } {
     const existing = this.row(parsed.id);
     if (existing && parsed.origin === 'mirror' && existing.origin === 'file')
-      return { outcome: 'kept', added: 0 };
+      return { outcome: 'kept', added: 0, stored: { messages: 0, toolCalls: 0 } };
     const { origin, ...session } = parsed;
     const { messages, continues } = this.dropCopiedHistory(session);
     if (continues) session.continues = continues;
@@ -121,7 +124,11 @@ export class SessionStore {
         .all(session.id) as string[];
       const isPrefix = stored.length <= hashes.length && stored.every((hash, i) => hash === hashes[i]);
       if (isPrefix && stored.length === hashes.length && existing.meta_hash === metaHash) {
-        return { outcome: 'unchanged', added: 0 };
+        return {
+          outcome: 'unchanged',
+          added: 0,
+          stored: { messages: row.message_count, toolCalls: row.tool_call_count },
+        };
       }
       if (isPrefix) keep = stored.length;
       else this.sql('DELETE FROM messages WHERE session_id = ?').run(session.id);
@@ -154,7 +161,12 @@ export class SessionStore {
       const r = rows[seq] as ReturnType<typeof toRow>;
       insert.run(session.id, seq, ...r.values, r.hash);
     }
-    return { outcome: existing ? 'updated' : 'new', added: messages.length - keep };
+    return {
+      outcome: existing ? 'updated' : 'new',
+      added: messages.length - keep,
+      // What the session holds of its own, copied history left out.
+      stored: { messages: row.message_count, toolCalls: row.tool_call_count },
+    };
   }
 
   saveSpawn(spawn: Spawn, agent: AgentId, idOf: (agent: AgentId, sourceId: string) => string): void {
@@ -294,6 +306,21 @@ export class SessionStore {
     if (row.parent_tool_call_id) return row.parent_tool_call_id;
     return (this.sql('SELECT tool_call_id FROM spawns WHERE child_id = ?').pluck().get(row.id) ??
       undefined) as string | undefined;
+  }
+
+  /** Ids of the sessions read from this file or from files under this directory, oldest first. */
+  fromPath(path: string): string[] {
+    const under = `${path.replace(/\/+$/, '').replace(/[\\%_]/g, (c) => `\\${c}`)}/%`;
+    return this.sql(
+      `SELECT id FROM sessions WHERE source_file = ? OR source_file LIKE ? ESCAPE '\\' ORDER BY started_at, id`,
+    )
+      .pluck()
+      .all(path, under) as string[];
+  }
+
+  /** Every session id, oldest first. */
+  allIds(): string[] {
+    return this.sql('SELECT id FROM sessions ORDER BY started_at, id').pluck().all() as string[];
   }
 
   children(id: string): SessionRow[] {

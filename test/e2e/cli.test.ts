@@ -20,7 +20,7 @@ describe('replay-history binary', () => {
     const result = await run(['sessions', '--db', db, '--json']);
     expect(result.exitCode).toBe(0);
     const sessions = JSON.parse(result.stdout) as Record<string, unknown>[];
-    expect(sessions).toHaveLength(3);
+    expect(sessions).toHaveLength(6);
     const fix = sessions.find((s) => String(s.sourceId).startsWith('6f1c2a34'));
     expect(fix).toMatchObject({
       agent: 'claude-code',
@@ -32,7 +32,7 @@ describe('replay-history binary', () => {
     expect(fix?.cwd).toBe('/home/ada/todo-api');
     const parent = sessions.find((s) => s.sourceId === '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d');
     expect(parent).toMatchObject({ turns: 6, toolCalls: 4, unansweredToolCalls: 1, continues: null });
-    const child = sessions.find((s) => s.kind === 'subagent');
+    const child = sessions.find((s) => s.kind === 'subagent' && s.agent === 'claude-code');
     expect(child).toMatchObject({
       parentId: parent?.id,
       spawnedBy: 'toolu_02Task1',
@@ -73,10 +73,10 @@ describe('replay-history binary', () => {
 
   it('lists the candidates of an ambiguous prefix and exits 2; an unknown one gets a hint', async () => {
     const list = JSON.parse((await run(['sessions', '--db', db, '--json'])).stdout) as { id: string }[];
-    // The empty prefix matches every session: the two main sessions are not each other's sub-agents.
+    // The empty prefix matches every session: the main sessions are not each other's sub-agents.
     const ambiguous = await run(['show', '', '--db', db]);
     expect(ambiguous.exitCode).toBe(2);
-    expect(ambiguous.stderr).toContain('matches 3 sessions:');
+    expect(ambiguous.stderr).toContain('matches 6 sessions:');
     for (const session of list) expect(ambiguous.stderr).toContain(session.id.slice(0, 12));
     expect(ambiguous.stderr).toContain('hint: give a longer prefix');
     const unknown = await run(['show', 'zzzz', '--db', db]);
@@ -121,13 +121,25 @@ describe('replay-history binary', () => {
     const config = join(dir.path, 'claude-config');
     cpSync(join(root, 'sample-sessions', 'claude-code'), join(config, 'projects'), { recursive: true });
     const store = join(dir.path, 'default-paths.db');
-    const result = await run(['ingest', '--db', store, '--json'], { env: { CLAUDE_CONFIG_DIR: config } });
+    // A private home: only the Claude directory exists, so only it is read.
+    const home = join(dir.path, 'home');
+    const isolated = { HOME: home, XDG_DATA_HOME: join(home, 'data'), CODEX_HOME: join(home, 'codex') };
+    const result = await run(['ingest', '--db', store, '--json'], {
+      env: { ...isolated, CLAUDE_CONFIG_DIR: config },
+    });
     expect(result.exitCode).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report.paths.map((p: { path: string }) => p.path)).toEqual([join(config, 'projects')]);
     expect(report.paths[0].sessions.new).toBe(3);
     const empty = join(dir.path, 'no-home');
-    const none = await run(['ingest', '--db', store], { env: { HOME: empty, CLAUDE_CONFIG_DIR: '' } });
+    const none = await run(['ingest', '--db', store], {
+      env: {
+        HOME: empty,
+        XDG_DATA_HOME: join(empty, 'data'),
+        CODEX_HOME: join(empty, 'codex'),
+        CLAUDE_CONFIG_DIR: '',
+      },
+    });
     expect(none.exitCode).toBe(2);
     expect(none.stderr).toContain('error: no paths given and no agent log directory found on this machine');
   });
@@ -146,7 +158,7 @@ describe('replay-history binary', () => {
     );
     expect(existsSync(typescript)).toBe(true);
     const screen = readFileSync(typescript, 'utf8');
-    expect(screen).toMatch(/ingest [█░]{24} 5\/5 files/);
+    expect(screen).toMatch(/ingest [█░]{24} 6\/6 files/);
     const piped = await run(['ingest', 'sample-sessions', '--db', join(dir.path, 'piped.db')]);
     expect(piped.stderr).toBe('');
   });

@@ -43,7 +43,7 @@ describe('README', () => {
     const result = await shell(command);
     expect(result.stderr).toBe('');
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toContain('sessions 3 new, 0 updated, 0 unchanged');
+    expect(result.stdout).toContain('sessions 6 new, 0 updated, 0 unchanged');
     expect(result.stdout).toContain('GET /todos?limit=5 returns only 4 items');
     expect(result.stdout).toMatch(/subagent of \w{8}\s+\S+ \S+\s+3\s+2\s+Survey todo-api/);
   });

@@ -1,0 +1,376 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, realpathSync, statSync, truncateSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type Command, Option } from 'commander';
+import { canonicalJson, sha256 } from '../../model/canonical-json.js';
+import { callKeys } from '../../replay/chat.js';
+import { replayForced } from '../../replay/engine.js';
+import { replayFree } from '../../replay/free.js';
+import { type Pair, PairsFileError, PairsWriter } from '../../replay/pairs.js';
+import { ProviderSpecError, providerFor } from '../../replay/providers/index.js';
+import { ProviderError } from '../../replay/providers/types.js';
+import { ingest } from '../../sources/ingest.js';
+import { type Db, openDb } from '../../store/db.js';
+import { type Match, RunStore, turnKey } from '../../store/runs.js';
+import { SessionStore } from '../../store/sessions.js';
+import { ExitCode, UserError } from '../errors.js';
+import { collectGarbage } from '../memory.js';
+import { err, progressBar, say, warn, writeOut } from '../output.js';
+import { dbOption, jsonOption } from './options.js';
+import { formatFigures, runJson } from './runs.js';
+
+interface ReplayOptions {
+  db: string;
+  json?: boolean;
+  all?: boolean;
+  model: string;
+  baseUrl?: string;
+  mode: 'forced' | 'free';
+  onMiss: 'error' | 'stop';
+  maxTurns: number;
+  out: string;
+  concurrency: number;
+  resume?: string;
+  append?: boolean;
+  force?: boolean;
+  systemPrompt?: string;
+  timeout: number;
+  retries: number;
+  stream?: boolean;
+  maxTokens?: number;
+}
+
+/** What a run needs to be resumed exactly as it was started. */
+interface StoredOptions {
+  model: string;
+  baseUrl?: string;
+  mode: 'forced' | 'free';
+  onMiss: 'error' | 'stop';
+  maxTurns: number;
+  concurrency: number;
+  systemPrompt?: string;
+  timeout: number;
+  retries: number;
+  stream: boolean;
+  maxTokens?: number;
+}
+
+const positive = (name: string) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UserError(`${name} takes a whole number from 1, not '${value}'`);
+  return n;
+};
+
+export function registerReplay(program: Command): void {
+  program
+    .command('replay')
+    .description('ask a model again for recorded turns; every tool result comes from the recording')
+    .argument('[targets...]', 'session ids or prefixes, or log files/directories (ingested first)')
+    .option('--all', 'replay every stored session')
+    .option('--model <provider:model>', 'recorded, openai:MODEL, ollama:MODEL or anthropic:MODEL', 'recorded')
+    .option(
+      '--base-url <url>',
+      'the endpoint (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, or the provider’s)',
+    )
+    .addOption(
+      new Option(
+        '--mode <mode>',
+        'forced: each original turn asked again with its original context; free: the model drives',
+      )
+        .choices(['forced', 'free'])
+        .default('forced'),
+    )
+    .addOption(
+      new Option(
+        '--on-miss <policy>',
+        'free mode, a call not in the recording: error (tell the model) or stop (end the session)',
+      )
+        .choices(['error', 'stop'])
+        .default('error'),
+    )
+    .option(
+      '--max-turns <factor>',
+      'free mode: model calls per session, as a multiple of the original’s turns',
+      (v) => {
+        const n = Number(v);
+        if (!(n > 0)) throw new UserError(`--max-turns takes a positive number, not '${v}'`);
+        return n;
+      },
+      2,
+    )
+    .option('--out <file>', 'where pairs go, one JSON line per model turn', 'pairs.jsonl')
+    .option(
+      '--concurrency <n>',
+      'model calls in flight at once (free mode: sessions at once)',
+      positive('--concurrency'),
+      4,
+    )
+    .option('--resume <run-id>', 'continue a run that was interrupted: finished turns are not asked again')
+    .option('--append', 'add to an --out file that already holds pairs')
+    .option('--force', 'overwrite an --out file that already holds pairs')
+    .option(
+      '--system-prompt <file>',
+      'use this system prompt instead of the recorded one (or the per-agent default)',
+    )
+    .option('--timeout <seconds>', 'per model call', positive('--timeout'), 600)
+    .option(
+      '--retries <n>',
+      'retries of a call on 429/5xx/timeouts, with backoff and Retry-After',
+      (v) => Number(v),
+      3,
+    )
+    .option('--stream', 'ask the server to stream its answers')
+    .option(
+      '--max-tokens <n>',
+      'cap on each answer (Anthropic requires one: default 4096)',
+      positive('--max-tokens'),
+    )
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+No tool is ever run. In forced mode the model's tool calls are not followed and every context holds the
+results that were recorded; in free mode each call is answered from the recording (the n-th identical call
+gets the n-th recorded result; paths, defaults and whitespace are normalised) and a call the recording does
+not hold is a miss, stored with the nearest recorded calls. Each turn becomes one line of --out (schema replay-history.pair/v1); the run
+and its figures go into the store (see: replay-history runs). A failed turn is recorded with its error and
+the run goes on; a wrong key or unknown model stops it at once. Killed? Rerun with --resume RUN_ID.
+
+Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY; local servers need none.
+
+Examples:
+  $ replay-history replay sample-sessions
+  $ replay-history replay 6f1c2a34 --model ollama:qwen2.5-coder:7b --out qwen.jsonl
+  $ replay-history replay --all --model openai:gpt-4o-mini --concurrency 8 --json
+  $ replay-history replay 6f1c2a34 --mode free --on-miss stop --model anthropic:claude-sonnet-4-5
+  $ replay-history replay --resume run_20261130T101500_3f9a2c`,
+    )
+    .action(async (targets: string[], options: ReplayOptions) => {
+      const db = openDb(options.db);
+      try {
+        process.exitCode = await replay(db, targets, options);
+      } finally {
+        db.close();
+      }
+    });
+}
+
+function newRunId(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
+  return `run_${stamp}_${randomBytes(3).toString('hex')}`;
+}
+
+/** Session ids for the targets: a path is ingested and stands for the sessions read from it. */
+function resolveTargets(db: Db, targets: string[], all: boolean): string[] {
+  const sessions = new SessionStore(db);
+  if (all) return sessions.allIds();
+  if (targets.length === 0) {
+    throw new UserError(
+      'nothing to replay',
+      'name sessions or log paths, or pass --all (replay-history sessions lists them)',
+    );
+  }
+  const ids: string[] = [];
+  for (const target of targets) {
+    if (existsSync(target)) {
+      const [summary] = ingest(db, [target], { afterLargeFile: collectGarbage });
+      for (const warning of summary?.warnings ?? []) {
+        warn(`${warning.file}${warning.line !== undefined ? `:${warning.line}` : ''}: ${warning.message}`);
+      }
+      const found = sessions.fromPath(realpathSync(resolve(target)));
+      if (found.length === 0)
+        throw new UserError(`${target}: no sessions found there`, 'check the path holds agent logs');
+      ids.push(...found);
+    } else ids.push(sessions.resolve(target).id);
+  }
+  return [...new Set(ids)];
+}
+
+async function replay(db: Db, targets: string[], options: ReplayOptions): Promise<number> {
+  const runs = new RunStore(db);
+  const sessions = new SessionStore(db);
+  let runId: string;
+  let stored: StoredOptions;
+  let sessionIds: string[];
+  let outFile: string;
+  let mode: 'new' | 'append' | 'resume';
+
+  if (options.resume) {
+    const run = runs.get(options.resume);
+    if (!run) throw new UserError(`no run '${options.resume}'`, 'run replay-history runs to list them');
+    if (targets.length > 0 || options.all)
+      throw new UserError('--resume takes no targets: the run knows its sessions');
+    runId = run.id;
+    stored = JSON.parse(run.options) as StoredOptions;
+    sessionIds = runs.sessions(run.id);
+    outFile = run.out_file;
+    mode = 'resume';
+  } else {
+    runId = newRunId();
+    stored = {
+      model: options.model,
+      ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+      mode: options.mode,
+      onMiss: options.onMiss,
+      maxTurns: options.maxTurns,
+      concurrency: options.concurrency,
+      ...(options.systemPrompt ? { systemPrompt: resolve(options.systemPrompt) } : {}),
+      timeout: options.timeout,
+      retries: options.retries,
+      stream: options.stream === true,
+      ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+    };
+    sessionIds = resolveTargets(db, targets, options.all === true);
+    outFile = resolve(options.out);
+    const holds = existsSync(outFile) && statSync(outFile).size > 0;
+    if (holds && options.force) truncateSync(outFile, 0);
+    mode = holds && options.append ? 'append' : 'new';
+  }
+
+  let systemPrompt: string | undefined;
+  if (stored.systemPrompt) {
+    try {
+      systemPrompt = readFileSync(stored.systemPrompt, 'utf8');
+    } catch (error) {
+      throw new UserError(
+        `cannot read the system prompt ${stored.systemPrompt}: ${(error as Error).message}`,
+      );
+    }
+  }
+  let provider: ReturnType<typeof providerFor>;
+  try {
+    provider = providerFor({
+      spec: stored.model,
+      ...(stored.baseUrl ? { baseURL: stored.baseUrl } : {}),
+      timeoutMs: stored.timeout * 1000,
+      maxRetries: stored.retries,
+      stream: stored.stream,
+      ...(stored.maxTokens ? { maxTokens: stored.maxTokens } : {}),
+    });
+  } catch (error) {
+    if (error instanceof ProviderSpecError) throw new UserError(error.message);
+    throw error;
+  }
+
+  let opened: ReturnType<typeof PairsWriter.open>;
+  const existing = new Map<string, { turn: number; completion: Pair['completion'] }[]>();
+  try {
+    const recorded = runs.doneTurns(runId);
+    opened = PairsWriter.open(outFile, mode, runId, (pair) => {
+      reconcile(runs, recorded, pair);
+      // Free mode goes on from the answers already given; only they are kept, not the whole contexts.
+      if (stored.mode === 'free') {
+        const list = existing.get(pair.session) ?? [];
+        list.push({ turn: pair.turn, completion: pair.completion });
+        existing.set(pair.session, list);
+      }
+    });
+  } catch (error) {
+    if (error instanceof PairsFileError && mode === 'new') {
+      throw new UserError(
+        `${error.message}`,
+        'pass --append to add to it, --force to overwrite it, or another --out',
+      );
+    }
+    if (error instanceof PairsFileError) throw new UserError(error.message);
+    throw error;
+  }
+  if (opened.cut > 0)
+    warn(`${outFile}: removed a torn last line (${opened.cut} bytes) left by an interrupted run`);
+  if (mode === 'resume') runs.reopen(runId);
+  else
+    runs.create({ id: runId, model: stored.model, mode: stored.mode, options: stored, outFile }, sessionIds);
+  const done = new Set([...runs.doneTurns(runId), ...opened.done]);
+
+  const started = performance.now();
+  const bar = progressBar('replay');
+  let asked = 0;
+  const total = sessionIds.reduce((n, id) => n + (sessions.row(id)?.turn_count ?? 0), 0) - done.size;
+  const interrupted = () => {
+    runs.finish(runId, 'interrupted');
+    bar.end();
+    say(`\ninterrupted; continue with: replay-history replay --resume ${runId}`);
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  try {
+    const common = {
+      runId,
+      model: stored.model,
+      provider,
+      sessions,
+      runs,
+      sessionIds,
+      writer: opened.writer,
+      concurrency: stored.concurrency,
+      ...(systemPrompt !== undefined ? { systemPrompt } : {}),
+      onTurn: () => bar.update(++asked, Math.max(total, asked), `turns · ${runId}`),
+    };
+    if (stored.mode === 'free') {
+      for (const list of existing.values()) list.sort((a, b) => a.turn - b.turn);
+      await replayFree({
+        ...common,
+        existing,
+        onMiss: stored.onMiss ?? 'error',
+        maxTurnsFactor: stored.maxTurns ?? 2,
+      });
+    } else await replayForced({ ...common, done });
+    runs.finish(runId, 'done');
+  } catch (error) {
+    runs.finish(runId, 'failed', (error as Error).message);
+    if (error instanceof ProviderError) {
+      throw new UserError(
+        error.message,
+        `nothing more was asked; fix it and continue with --resume ${runId}`,
+        ExitCode.failure,
+      );
+    }
+    throw error;
+  } finally {
+    process.off('SIGINT', interrupted);
+    bar.end();
+    opened.writer.close();
+  }
+
+  const figures = runs.figures(runId);
+  const seconds = (performance.now() - started) / 1000;
+  const run = runs.get(runId);
+  if (run && options.json) writeOut(JSON.stringify(runJson(run, figures, seconds), null, 2));
+  else if (run) {
+    writeOut(formatFigures(run, figures, seconds));
+    say(`${err.dim('pairs:')} ${outFile}`);
+  }
+  return figures.turnsFailed > 0 ? ExitCode.failure : ExitCode.ok;
+}
+
+/** A pair already in the file whose turn the store missed (killed between the two writes): record it. */
+function reconcile(runs: RunStore, recorded: ReadonlySet<string>, pair: Pair): void {
+  if (recorded.has(turnKey(pair.session, pair.turn))) return;
+  const predicted = callKeys(pair.completion);
+  const original = pair.original ? callKeys(pair.original) : [];
+  const left = [...original];
+  let matched = 0;
+  for (const key of predicted) {
+    const at = left.indexOf(key);
+    if (at !== -1) {
+      matched++;
+      left.splice(at, 1);
+    }
+  }
+  runs.saveTurn(pair.run, {
+    sessionId: pair.session,
+    turn: pair.turn,
+    status: 'ok',
+    requestDigest: sha256(canonicalJson({ model: pair.model, messages: pair.messages, tools: pair.tools })),
+    response: pair.completion,
+    match: pair.match.tool_calls as Match,
+    callsPredicted: predicted.length,
+    callsOriginal: original.length,
+    callsMatched: matched,
+    promptTokens: pair.usage.prompt_tokens,
+    completionTokens: pair.usage.completion_tokens,
+    latencyMs: pair.latency_ms,
+  });
+}

@@ -1,0 +1,185 @@
+// The tools a replay offers the model: each agent's built-in catalogue (one file per agent), plus schemas inferred
+// from the recorded arguments for tools a session called that the catalogue lacks (MCP tools, renamed tools).
+// Every call is answered from the recording, so nothing here runs a tool. Pure code, no I/O.
+
+import { type AgentId, type Session, toolCalls } from '../../model/session.js';
+import { claudeCodeSystemPrompt, claudeCodeTools } from './claude-code.js';
+import { codexSystemPrompt, codexTools } from './codex.js';
+import { dockerAgentSystemPrompt, dockerAgentTools } from './docker-agent.js';
+import { hiddenOpencodeTools, opencodeSystemPrompt, opencodeTools } from './opencode.js';
+import { deepFreeze, object } from './schema.js';
+import type { Catalogue, JsonSchema, ToolSpec } from './types.js';
+
+export type { Catalogue, JsonSchema, ToolSpec } from './types.js';
+
+const catalogues: Readonly<Record<AgentId, Catalogue>> = deepFreeze({
+  'claude-code': { agent: 'claude-code', tools: claudeCodeTools, systemPrompt: claudeCodeSystemPrompt },
+  opencode: { agent: 'opencode', tools: opencodeTools, systemPrompt: opencodeSystemPrompt },
+  codex: { agent: 'codex', tools: codexTools, systemPrompt: codexSystemPrompt },
+  'docker-agent': { agent: 'docker-agent', tools: dockerAgentTools, systemPrompt: dockerAgentSystemPrompt },
+});
+
+const byName = new Map<string, ReadonlyMap<string, ToolSpec>>(
+  Object.values(catalogues).map((entry) => [
+    entry.agent,
+    new Map(entry.tools.map((spec) => [spec.name, spec])),
+  ]),
+);
+
+/** Tools an agent records but never offers the model, so replay must not offer them either. */
+const hidden = new Map<string, ReadonlySet<string>>([['opencode', new Set(hiddenOpencodeTools)]]);
+
+/** The agent's built-in tools and default system prompt. The result is frozen: it is shared by every caller. */
+export function catalogue(agent: AgentId): Catalogue {
+  const found = catalogues[agent] as Catalogue | undefined;
+  // A session read back from a store may name an agent this build does not know.
+  if (found === undefined) throw new Error(`no tool catalogue for agent "${String(agent)}"`);
+  return found;
+}
+
+/**
+ * Is this tool read-only for this agent? Only our catalogue decides (an allow-list); unknown/MCP tools are not
+ * read-only whatever they claim.
+ */
+export function isReadOnly(agent: AgentId, toolName: string): boolean {
+  return byName.get(agent)?.get(toolName)?.readOnly === true;
+}
+
+/**
+ * A name a model can be offered. Recorded names that are not (empty, or redacted by whoever published the log, such
+ * as "[REDACTED_NAME len=41 sha=…]") are left out: no model could call them, and a provider may refuse the whole
+ * request over one bad tool name.
+ */
+export function isOfferableName(name: string): boolean {
+  return /^[A-Za-z0-9_.:-]+$/.test(name);
+}
+
+/**
+ * The tools to offer when replaying this session: the agent's whole catalogue, plus a schema inferred from the
+ * recorded arguments for every tool the session called that the catalogue lacks (MCP tools, renamed tools).
+ * Deterministic order: the catalogue's own order, then the inferred tools by name. The specs are copies, so the
+ * caller may change them.
+ */
+export function toolsFor(session: Session): ToolSpec[] {
+  const known = byName.get(session.agent);
+  const skipped = hidden.get(session.agent);
+  const recorded = new Map<string, unknown[]>();
+  for (const message of session.messages) {
+    for (const call of toolCalls(message)) {
+      if (known?.has(call.name) || skipped?.has(call.name) || !isOfferableName(call.name)) continue;
+      const inputs = recorded.get(call.name);
+      if (inputs === undefined) recorded.set(call.name, [call.input]);
+      else inputs.push(call.input);
+    }
+  }
+  const inferred = [...recorded.entries()]
+    .sort(([left], [right]) => compareNames(left, right))
+    .map(
+      ([name, inputs]): ToolSpec => ({
+        name,
+        description: inferredDescription(name, inputs.length),
+        parameters: inferSchema(inputs),
+        readOnly: false,
+        inferred: true,
+      }),
+    );
+  return [...catalogue(session.agent).tools.map((spec) => structuredClone(spec)), ...inferred];
+}
+
+/** Code-unit order: the same on every machine, unlike localeCompare. */
+function compareNames(left: string, right: string): number {
+  if (left < right) return -1;
+  return left > right ? 1 : 0;
+}
+
+function inferredDescription(name: string, calls: number): string {
+  const times = calls === 1 ? 'one recorded call' : `${calls} recorded calls`;
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(name);
+  const what = mcp ? `The "${mcp[2]}" tool of the MCP server "${mcp[1]}".` : 'A tool the original agent had.';
+  return `${what} Its parameters are inferred from ${times}.`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Schema inference
+
+type Kind = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'null';
+
+/** The order types are listed in a union, so the same inputs always give the same schema. */
+const kindOrder: readonly Kind[] = ['string', 'integer', 'number', 'boolean', 'array', 'object', 'null'];
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function kindOf(value: unknown): Kind | undefined {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  switch (typeof value) {
+    case 'string':
+      return 'string';
+    case 'number':
+      return Number.isInteger(value) ? 'integer' : 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'object':
+      return 'object';
+    default:
+      // undefined, functions, bigints, symbols: not JSON, so not an argument a model could send.
+      return undefined;
+  }
+}
+
+/**
+ * Infer an object JSON schema from recorded inputs: property types (unions where they differ, arrays' item types,
+ * nested objects), required = keys present in every call. Inputs that are not objects (a free-form tool's raw text)
+ * add no properties; with no object inputs the result is the empty object schema.
+ */
+export function inferSchema(inputs: readonly unknown[]): JsonSchema {
+  return inferObject(inputs.filter(isPlainObject));
+}
+
+function inferObject(objects: readonly Record<string, unknown>[]): JsonSchema {
+  const valuesByKey = new Map<string, unknown[]>();
+  for (const entry of objects) {
+    for (const [key, value] of Object.entries(entry)) {
+      if (value === undefined) continue;
+      const values = valuesByKey.get(key);
+      if (values === undefined) valuesByKey.set(key, [value]);
+      else values.push(value);
+    }
+  }
+  // fromEntries defines own properties, so a recorded "__proto__" key stays a property instead of a prototype.
+  const properties = Object.fromEntries([...valuesByKey].map(([key, values]) => [key, inferValue(values)]));
+  const required = [...valuesByKey]
+    .filter(([, values]) => values.length === objects.length)
+    .map(([key]) => key);
+  return object(properties, required);
+}
+
+function inferValue(values: readonly unknown[]): JsonSchema {
+  const kinds = new Set<Kind>();
+  const arrays: unknown[][] = [];
+  const objects: Record<string, unknown>[] = [];
+  for (const value of values) {
+    const kind = kindOf(value);
+    if (kind === undefined) continue;
+    kinds.add(kind);
+    if (Array.isArray(value)) arrays.push(value);
+    else if (isPlainObject(value)) objects.push(value);
+  }
+  // Every integer is a number: 1 and 1.5 together are numbers, not a union of the two.
+  if (kinds.has('number')) kinds.delete('integer');
+  const types = kindOrder.filter((kind) => kinds.has(kind));
+  const schema: JsonSchema = {};
+  const [only] = types;
+  if (types.length === 1 && only !== undefined) schema.type = only;
+  else if (types.length > 1) schema.type = types;
+  // An array seen only empty still gets `items` (any value): several providers reject an array schema without it.
+  if (arrays.length > 0) schema.items = inferValue(arrays.flat());
+  if (objects.length > 0) {
+    const nested = inferObject(objects);
+    schema.properties = nested.properties ?? {};
+    if (nested.required !== undefined) schema.required = nested.required;
+  }
+  return schema;
+}

@@ -1,0 +1,181 @@
+import { canonicalJson, sha256 } from '../model/canonical-json.js';
+import type { Message, Session } from '../model/session.js';
+import { type Turn, turns } from '../model/turns.js';
+import type { RunStore } from '../store/runs.js';
+import { turnKey } from '../store/runs.js';
+import type { SessionStore } from '../store/sessions.js';
+import { catalogue, toolsFor } from './catalogue/index.js';
+import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
+import { compareCalls } from './match.js';
+import type { Pair, PairsWriter } from './pairs.js';
+import { type Completion, type Provider, ProviderError } from './providers/types.js';
+
+export interface ForcedRun {
+  runId: string;
+  model: string;
+  provider: Provider;
+  sessions: SessionStore;
+  runs: RunStore;
+  sessionIds: readonly string[];
+  writer: PairsWriter;
+  /** Turns already in the pairs file or finished in the store: not asked again. */
+  done: ReadonlySet<string>;
+  concurrency: number;
+  /** Replaces the recorded system prompt (and the per-agent default where none was recorded). */
+  systemPrompt?: string;
+  onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
+}
+
+interface Job {
+  session: Session;
+  turn: Turn;
+  number: number;
+  messages: ChatMessage[];
+  tools: Pair['tools'];
+}
+
+/** The context a turn is asked with: the recorded system prompt or ours first, then what the model saw. */
+export function requestMessages(
+  session: Session,
+  seen: readonly Message[],
+  systemPrompt?: string,
+): ChatMessage[] {
+  const context = chatMessages(seen);
+  const recorded = context[0]?.role === 'system' ? context.shift() : undefined;
+  const system =
+    systemPrompt ?? (recorded?.role === 'system' ? recorded.content : catalogue(session.agent).systemPrompt);
+  return [{ role: 'system', content: system }, ...context];
+}
+
+/**
+ * Forced mode (teacher forcing): every original assistant turn is asked again with its original context. Turns
+ * are independent, so up to `concurrency` are in flight at once; results are written in order, so memory is
+ * bounded by the window, not by the number of sessions. A failed turn is recorded and the run goes on; a
+ * fatal provider error (wrong key, unknown model) stops it.
+ */
+export async function replayForced(run: ForcedRun): Promise<void> {
+  const window: { job: Job; result: Promise<Completion | ProviderError> }[] = [];
+  let fatal: ProviderError | undefined;
+  const controller = new AbortController();
+
+  const settle = async (): Promise<void> => {
+    const head = window.shift();
+    if (!head) return;
+    const outcome = await head.result;
+    if (outcome instanceof ProviderError && outcome.fatal) {
+      fatal ??= outcome;
+      controller.abort();
+      return;
+    }
+    record(run, head.job, outcome);
+  };
+
+  for (const job of jobs(run)) {
+    if (fatal) break;
+    const started = performance.now();
+    const result = run.provider
+      .complete(
+        { messages: job.messages, tools: job.tools, session: job.session, original: job.turn },
+        controller.signal,
+      )
+      .then((completion) => Object.assign(completion, { latencyMs: Math.round(performance.now() - started) }))
+      .catch((error: unknown) =>
+        error instanceof ProviderError ? error : new ProviderError((error as Error).message ?? String(error)),
+      );
+    window.push({ job, result });
+    if (window.length >= run.concurrency) await settle();
+  }
+  while (window.length > 0 && !fatal) await settle();
+  if (fatal) {
+    // Let the calls already sent finish or fail before reporting; none of them is recorded as done.
+    await Promise.allSettled(window.map((entry) => entry.result));
+    throw fatal;
+  }
+}
+
+function* jobs(run: ForcedRun): Generator<Job> {
+  for (const id of run.sessionIds) {
+    const loaded = run.sessions.load(id);
+    if (!loaded) continue;
+    const { session, own } = loaded;
+    const tools = chatTools(toolsFor(session));
+    for (const turn of turns(session.messages, own)) {
+      const number = turn.index + 1;
+      if (run.done.has(turnKey(session.id, number))) continue;
+      yield {
+        session,
+        turn,
+        number,
+        messages: requestMessages(session, turn.context, run.systemPrompt),
+        tools,
+      };
+    }
+  }
+}
+
+function record(
+  run: ForcedRun,
+  job: Job,
+  outcome: (Completion & { latencyMs?: number }) | ProviderError,
+): void {
+  const { session, turn, number, messages, tools } = job;
+  const requestDigest = sha256(canonicalJson({ model: run.model, messages, tools }));
+  const original = assistantMessage(turn.response);
+  if (outcome instanceof ProviderError) {
+    run.runs.saveTurn(run.runId, {
+      sessionId: session.id,
+      turn: number,
+      status: 'failed',
+      requestDigest,
+      callsPredicted: 0,
+      callsOriginal: original.tool_calls?.length ?? 0,
+      callsMatched: 0,
+      error: outcome.message,
+    });
+    run.onTurn?.({ sessionId: session.id, turn: number, ok: false });
+    return;
+  }
+  const calls = compareCalls(
+    outcome.message.tool_calls ?? [],
+    original.tool_calls ?? [],
+    session.cwd ? { cwd: session.cwd } : {},
+  );
+  const usage = {
+    prompt_tokens: outcome.usage?.prompt_tokens ?? 0,
+    completion_tokens: outcome.usage?.completion_tokens ?? 0,
+  };
+  const pair: Pair = {
+    schema: 'replay-history.pair/v1',
+    run: run.runId,
+    session: session.id,
+    agent: session.agent,
+    turn: number,
+    mode: 'forced',
+    model: run.model,
+    messages,
+    tools,
+    completion: outcome.message,
+    original,
+    match: { tool_calls: calls.match },
+    usage,
+    latency_ms: outcome.latencyMs ?? 0,
+    finish_reason: outcome.finishReason ?? null,
+  };
+  // The pair first: on a kill between the two writes, resume finds the pair in the file and does not ask again.
+  run.writer.write(pair);
+  run.runs.saveTurn(run.runId, {
+    sessionId: session.id,
+    turn: number,
+    status: 'ok',
+    requestDigest,
+    response: outcome.message,
+    match: calls.match,
+    callsPredicted: calls.predicted,
+    callsOriginal: calls.original,
+    callsMatched: calls.matched,
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    latencyMs: outcome.latencyMs ?? 0,
+  });
+  run.onTurn?.({ sessionId: session.id, turn: number, ok: true });
+}

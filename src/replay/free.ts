@@ -1,0 +1,239 @@
+import { canonicalJson, sha256 } from '../model/canonical-json.js';
+import { type Message, outputText } from '../model/session.js';
+import { turns } from '../model/turns.js';
+import type { RunStore } from '../store/runs.js';
+import type { SessionStore } from '../store/sessions.js';
+import { isReadOnly, toolsFor } from './catalogue/index.js';
+import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
+import { requestMessages } from './engine.js';
+import { compareCalls } from './match.js';
+import type { Pair, PairsWriter } from './pairs.js';
+import { type Completion, type Provider, ProviderError } from './providers/types.js';
+import { type NearCall, ShortCircuit } from './shortcircuit.js';
+
+export interface FreeRun {
+  runId: string;
+  model: string;
+  provider: Provider;
+  sessions: SessionStore;
+  runs: RunStore;
+  sessionIds: readonly string[];
+  writer: PairsWriter;
+  /** Answers of this run already in the pairs file, per session, in turn order: a resumed session goes on from them. */
+  existing: ReadonlyMap<string, { turn: number; completion: Assistant }[]>;
+  /** Sessions run at once (each session's own calls are one after another). */
+  concurrency: number;
+  onMiss: 'error' | 'stop';
+  /** Model calls allowed per session, as a multiple of the original's turns (default 2). */
+  maxTurnsFactor: number;
+  systemPrompt?: string;
+  onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
+}
+
+type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
+
+/** What the model is told when it asks for a call the recording does not hold. */
+export function missMessage(name: string, nearest: NearCall[]): string {
+  const near = nearest
+    .map(
+      (call) =>
+        `${call.name}(${JSON.stringify(call.input)})${call.differs.length ? ` — differs in ${call.differs.join(', ')}` : ''}`,
+    )
+    .join('; ');
+  return (
+    `Error: this is a replay and the result of ${name} with these arguments is not in the recording, so the tool ` +
+    `was not run.${near ? ` Recorded calls closest to it: ${near}.` : ''}`
+  );
+}
+
+/**
+ * The user turns of the original, in order: each run of user messages the model did not produce. The model
+ * gets the next one when it ends its turn (answers without a tool call). Compaction summaries are left out:
+ * in free mode the model keeps its own whole history.
+ */
+export function userBlocks(messages: readonly Message[], from: number): Message[][] {
+  const blocks: Message[][] = [];
+  let current: Message[] | undefined;
+  for (let i = from; i < messages.length; i++) {
+    const message = messages[i] as Message;
+    if (message.role === 'user' || message.role === 'system') {
+      if (message.compaction) continue;
+      if (!current) {
+        current = [];
+        blocks.push(current);
+      }
+      current.push(message);
+    } else if (message.role === 'assistant' && !message.injected) current = undefined;
+  }
+  return blocks;
+}
+
+/**
+ * Free mode: the model drives from the first user message. Every tool call it makes is answered by the
+ * short-circuit from the recording — never run. A call the recording does not hold is a miss: with
+ * `--on-miss error` the model is told so in the tool result; with `stop` the session ends as diverged.
+ */
+export async function replayFree(run: FreeRun): Promise<void> {
+  const queue = [...run.sessionIds];
+  let fatal: ProviderError | undefined;
+  const worker = async (): Promise<void> => {
+    for (let id = queue.shift(); id !== undefined && !fatal; id = queue.shift()) {
+      const status = run.runs.sessionStatus(run.runId, id);
+      if (status && status !== 'pending' && status !== 'failed') continue;
+      try {
+        await freeSession(run, id);
+      } catch (error) {
+        if (error instanceof ProviderError && error.fatal) fatal ??= error;
+        else throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, run.concurrency) }, worker));
+  if (fatal) throw fatal;
+}
+
+async function freeSession(run: FreeRun, id: string): Promise<void> {
+  const loaded = run.sessions.load(id);
+  if (!loaded) return;
+  const { session, own } = loaded;
+  const originals = [...turns(session.messages, own)].map((turn) => assistantMessage(turn.response));
+  const blocks = userBlocks(session.messages, own);
+  const tools = chatTools(toolsFor(session));
+  const circuit = new ShortCircuit(session.messages, {
+    ...(session.cwd ? { cwd: session.cwd } : {}),
+    readOnly: (tool) => isReadOnly(session.agent, tool),
+  });
+  const budget = Math.max(1, Math.ceil(originals.length * run.maxTurnsFactor));
+
+  // The opening context: what came before the first user turn (inherited history, a recorded system
+  // prompt), with the system prompt as a forced-mode turn would have it, then the first user turn.
+  const opening = session.messages.slice(0, own).concat(blocks[0] ?? []);
+  const context: ChatMessage[] = requestMessages(session, opening, run.systemPrompt);
+  let next = 1;
+  let number = 0;
+
+  /** Applies one model answer to the conversation: tool results from the recording, or the next user turn. */
+  const apply = (completion: Assistant, live: boolean): 'go' | 'end' | 'diverged' => {
+    context.push(completion);
+    const calls = completion.tool_calls ?? [];
+    if (calls.length === 0) {
+      const block = blocks[next++];
+      if (!block) return 'end';
+      context.push(...chatMessages(block));
+      return 'go';
+    }
+    for (const call of calls) {
+      let input: unknown;
+      try {
+        input = JSON.parse(call.function.arguments);
+      } catch {
+        input = { raw: call.function.arguments };
+      }
+      const answer = circuit.answer(call.function.name, input);
+      if (answer.kind === 'hit') {
+        context.push({ role: 'tool', tool_call_id: call.id, content: outputText(answer.result.output) });
+        continue;
+      }
+      if (live) {
+        run.runs.saveMiss(run.runId, {
+          sessionId: session.id,
+          turn: number,
+          call: { name: call.function.name, input },
+          nearest: answer.nearest,
+          policy: run.onMiss,
+        });
+      }
+      if (run.onMiss === 'stop') return 'diverged';
+      context.push({
+        role: 'tool',
+        tool_call_id: call.id,
+        content: missMessage(call.function.name, answer.nearest),
+      });
+    }
+    return 'go';
+  };
+
+  // A resumed session: replay the answers already in the file through the same steps, asking nothing.
+  let state: 'go' | 'end' | 'diverged' = 'go';
+  for (const pair of run.existing.get(session.id) ?? []) {
+    number = pair.turn;
+    state = apply(pair.completion, false);
+    if (state !== 'go') break;
+  }
+
+  while (state === 'go' && number < budget) {
+    number++;
+    const messages = context.slice();
+    const started = performance.now();
+    let completion: Completion;
+    try {
+      completion = await run.provider.complete({ messages, tools, session });
+    } catch (error) {
+      const failure =
+        error instanceof ProviderError ? error : new ProviderError(String((error as Error).message ?? error));
+      if (failure.fatal) throw failure;
+      run.runs.saveTurn(run.runId, {
+        sessionId: session.id,
+        turn: number,
+        status: 'failed',
+        requestDigest: digest(run.model, messages, tools),
+        callsPredicted: 0,
+        callsOriginal: originals[number - 1]?.tool_calls?.length ?? 0,
+        callsMatched: 0,
+        error: failure.message,
+      });
+      run.runs.setSessionStatus(run.runId, session.id, 'failed');
+      run.onTurn?.({ sessionId: session.id, turn: number, ok: false });
+      return;
+    }
+    const latency = Math.round(performance.now() - started);
+    const original = originals[number - 1] ?? null;
+    const match = compareCalls(
+      completion.message.tool_calls ?? [],
+      original?.tool_calls ?? [],
+      session.cwd ? { cwd: session.cwd } : {},
+    );
+    const usage = {
+      prompt_tokens: completion.usage?.prompt_tokens ?? 0,
+      completion_tokens: completion.usage?.completion_tokens ?? 0,
+    };
+    run.writer.write({
+      schema: 'replay-history.pair/v1',
+      run: run.runId,
+      session: session.id,
+      agent: session.agent,
+      turn: number,
+      mode: 'free',
+      model: run.model,
+      messages,
+      tools,
+      completion: completion.message,
+      original,
+      match: { tool_calls: match.match },
+      usage,
+      latency_ms: latency,
+      finish_reason: completion.finishReason ?? null,
+    });
+    run.runs.saveTurn(run.runId, {
+      sessionId: session.id,
+      turn: number,
+      status: 'ok',
+      requestDigest: digest(run.model, messages, tools),
+      response: completion.message,
+      match: match.match,
+      callsPredicted: match.predicted,
+      callsOriginal: match.original,
+      callsMatched: match.matched,
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      latencyMs: latency,
+    });
+    run.onTurn?.({ sessionId: session.id, turn: number, ok: true });
+    state = apply(completion.message, true);
+  }
+  run.runs.setSessionStatus(run.runId, session.id, state === 'diverged' ? 'diverged' : 'done');
+}
+
+function digest(model: string, messages: ChatMessage[], tools: Pair['tools']): string {
+  return sha256(canonicalJson({ model, messages, tools }));
+}

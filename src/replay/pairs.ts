@@ -1,0 +1,126 @@
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { readLines } from '../sources/lines.js';
+import type { ChatMessage, ChatTool } from './chat.js';
+
+export const pairSchema = 'replay-history.pair/v1';
+
+/** One line of pairs.jsonl: a model turn asked again, with what the original model answered. */
+export interface Pair {
+  schema: typeof pairSchema;
+  run: string;
+  session: string;
+  agent: string;
+  turn: number;
+  mode: 'forced' | 'free';
+  model: string;
+  messages: ChatMessage[];
+  tools: ChatTool[];
+  completion: Extract<ChatMessage, { role: 'assistant' }>;
+  original: Extract<ChatMessage, { role: 'assistant' }> | null;
+  match: { tool_calls: string };
+  usage: { prompt_tokens: number; completion_tokens: number };
+  latency_ms: number;
+  finish_reason: string | null;
+}
+
+export class PairsFileError extends Error {}
+
+/**
+ * Appends pairs to a JSON-lines file, each line written whole with one write and flushed to the file as it is
+ * made, so a killed run loses at most the turns in flight. Opening for a resume first cuts a torn last line
+ * (a kill in the middle of a write), so the file never holds half a pair.
+ */
+export class PairsWriter {
+  private readonly fd: number;
+
+  private constructor(
+    readonly path: string,
+    fd: number,
+  ) {
+    this.fd = fd;
+  }
+
+  /**
+   * `mode`: `new` refuses a file that already has content; `append` adds to it; `resume` adds after cutting a
+   * torn tail. Returns the writer and, for append/resume, the (session, turn) keys of this run already in it.
+   */
+  static open(
+    path: string,
+    mode: 'new' | 'append' | 'resume',
+    run: string,
+    onExisting?: (pair: Pair) => void,
+  ): { writer: PairsWriter; done: Set<string>; cut: number } {
+    if (mode === 'new' && existsSync(path) && fstatSizeOf(path) > 0) {
+      throw new PairsFileError(`${path} already holds pairs`);
+    }
+    const fd = openSync(path, 'a+');
+    let cut = 0;
+    const done = new Set<string>();
+    try {
+      cut = cutTornTail(fd);
+      if (mode !== 'new') {
+        for (const line of readLines(path)) {
+          try {
+            const pair = JSON.parse(line.text) as Pair;
+            if (pair.run === run && pair.session && typeof pair.turn === 'number') {
+              done.add(`${pair.session}#${pair.turn}`);
+              onExisting?.(pair);
+            }
+          } catch (error) {
+            if (error instanceof SyntaxError) {
+              throw new PairsFileError(
+                `${path}:${line.number}: not a valid pair line; it was not written by this tool`,
+              );
+            }
+            throw error;
+          }
+        }
+      }
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    return { writer: new PairsWriter(path, fd), done, cut };
+  }
+
+  write(pair: Pair): void {
+    const line = Buffer.from(`${JSON.stringify(pair)}\n`);
+    let written = 0;
+    // One write for the whole line; the loop only continues a short write (a full disk raises instead).
+    while (written < line.length) written += writeSync(this.fd, line, written, line.length - written);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+function fstatSizeOf(path: string): number {
+  const fd = openSync(path, 'r');
+  try {
+    return fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Removes bytes after the last newline (a line a killed writer did not finish). Returns how many. */
+function cutTornTail(fd: number): number {
+  const size = fstatSync(fd).size;
+  if (size === 0) return 0;
+  const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length);
+    const read = readSync(fd, chunk, 0, end - start, start);
+    const newline = chunk.subarray(0, read).lastIndexOf(10);
+    if (newline !== -1) {
+      const keep = start + newline + 1;
+      if (keep < size) ftruncateSync(fd, keep);
+      return size - keep;
+    }
+    end = start;
+  }
+  ftruncateSync(fd, 0);
+  return size;
+}

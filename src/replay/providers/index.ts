@@ -1,0 +1,60 @@
+import { anthropicProvider } from './anthropic.js';
+import { type HttpOptions, openaiProvider } from './openai.js';
+import { recorded } from './recorded.js';
+import type { Provider } from './types.js';
+
+export interface ProviderSettings {
+  /** `recorded`, `openai:MODEL`, `ollama:MODEL` or `anthropic:MODEL`. */
+  spec: string;
+  baseURL?: string;
+  timeoutMs: number;
+  maxRetries: number;
+  stream: boolean;
+  maxTokens?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class ProviderSpecError extends Error {}
+
+/** The provider a `--model` value names, with its endpoint and key from the options or the environment. */
+export function providerFor(settings: ProviderSettings): Provider {
+  const env = settings.env ?? process.env;
+  if (settings.spec === 'recorded') return recorded;
+  const colon = settings.spec.indexOf(':');
+  const kind = colon === -1 ? settings.spec : settings.spec.slice(0, colon);
+  const model = colon === -1 ? '' : settings.spec.slice(colon + 1);
+  if (!model) {
+    throw new ProviderSpecError(
+      `--model ${settings.spec}: name the model, e.g. openai:gpt-4o-mini or ollama:qwen2.5-coder:7b`,
+    );
+  }
+  const common = (baseURL: string, apiKey: string | undefined): HttpOptions => ({
+    model,
+    baseURL,
+    ...(apiKey ? { apiKey } : {}),
+    timeoutMs: settings.timeoutMs,
+    maxRetries: settings.maxRetries,
+    stream: settings.stream,
+    ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),
+    name: settings.spec,
+  });
+  switch (kind) {
+    case 'openai':
+      return openaiProvider(
+        common(settings.baseURL ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', env.OPENAI_API_KEY),
+      );
+    case 'ollama':
+      return openaiProvider(common(settings.baseURL ?? 'http://127.0.0.1:11434/v1', env.OPENAI_API_KEY));
+    case 'anthropic':
+      return anthropicProvider(
+        common(
+          settings.baseURL ?? env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com',
+          env.ANTHROPIC_API_KEY,
+        ),
+      );
+    default:
+      throw new ProviderSpecError(
+        `--model ${settings.spec}: unknown provider '${kind}' (use recorded, openai, ollama or anthropic)`,
+      );
+  }
+}

@@ -1,0 +1,107 @@
+import OpenAI from 'openai';
+import type { ChatToolCall } from '../chat.js';
+import { providerError } from './errors.js';
+import type { Completion, Provider } from './types.js';
+
+export interface HttpOptions {
+  model: string;
+  baseURL: string;
+  apiKey?: string;
+  /** Per request, milliseconds. */
+  timeoutMs: number;
+  /** Retries on 408/409/429/5xx and connection errors, with backoff and Retry-After (done by the SDK). */
+  maxRetries: number;
+  stream: boolean;
+  maxTokens?: number;
+  /** As shown to the user: `openai:MODEL` or `ollama:MODEL`. */
+  name: string;
+}
+
+type Assistant = Completion['message'];
+
+/** Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp, LM Studio, Ollama, OpenRouter). */
+export function openaiProvider(options: HttpOptions): Provider {
+  const client = new OpenAI({
+    // Local servers need no key; the SDK insists on one.
+    apiKey: options.apiKey || 'not-needed',
+    baseURL: options.baseURL,
+    timeout: options.timeoutMs,
+    maxRetries: options.maxRetries,
+  });
+  return {
+    name: options.name,
+    async complete(request, signal) {
+      const body = {
+        model: options.model,
+        messages: request.messages as OpenAI.ChatCompletionMessageParam[],
+        ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+        ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
+      };
+      try {
+        if (options.stream) return await streamed(client, body, signal);
+        const response = await client.chat.completions.create({ ...body, stream: false }, { signal });
+        const choice = response.choices[0];
+        if (!choice) throw new Error('the response has no choices');
+        const reply = choice.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
+        const message: Assistant = { role: 'assistant', content: reply.content ?? null };
+        const calls = (reply.tool_calls ?? []).filter((call) => call.type === 'function');
+        if (calls.length > 0) {
+          message.tool_calls = calls.map((call) => ({
+            id: call.id,
+            type: 'function',
+            function: { name: call.function.name, arguments: call.function.arguments },
+          }));
+        }
+        if (reply.reasoning_content) message.reasoning_content = reply.reasoning_content;
+        return {
+          message,
+          ...(response.usage ? { usage: response.usage } : {}),
+          finishReason: choice.finish_reason,
+        };
+      } catch (error) {
+        throw providerError(error, options.name);
+      }
+    },
+  };
+}
+
+/** A streamed answer, put back together: text, reasoning, and tool calls whose arguments arrive in pieces. */
+async function streamed(
+  client: OpenAI,
+  body: Omit<OpenAI.ChatCompletionCreateParamsStreaming, 'stream'>,
+  signal?: AbortSignal,
+): Promise<Completion> {
+  const stream = await client.chat.completions.create(
+    { ...body, stream: true, stream_options: { include_usage: true } },
+    signal ? { signal } : {},
+  );
+  let content = '';
+  let reasoning = '';
+  let finishReason: string | undefined;
+  let usage: Completion['usage'];
+  const calls: ChatToolCall[] = [];
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    const delta = choice.delta as OpenAI.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string };
+    if (delta.content) content += delta.content;
+    if (delta.reasoning_content) reasoning += delta.reasoning_content;
+    for (const piece of delta.tool_calls ?? []) {
+      let call = calls[piece.index];
+      if (!call) {
+        call = { id: '', type: 'function', function: { name: '', arguments: '' } };
+        calls[piece.index] = call;
+      }
+      if (piece.id) call.id = piece.id;
+      if (piece.function?.name) call.function.name += piece.function.name;
+      if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
+    }
+    if (choice.finish_reason) finishReason = choice.finish_reason;
+  }
+  const message: Completion['message'] = { role: 'assistant', content: content === '' ? null : content };
+  const made = calls.filter(Boolean);
+  if (made.length > 0) message.tool_calls = made;
+  if (reasoning) message.reasoning_content = reasoning;
+  return { message, ...(usage ? { usage } : {}), ...(finishReason ? { finishReason } : {}) };
+}

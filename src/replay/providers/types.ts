@@ -1,0 +1,40 @@
+import type { Session } from '../../model/session.js';
+import type { Turn } from '../../model/turns.js';
+import type { ChatMessage, ChatTool } from '../chat.js';
+
+/** One model call: the context in chat form, the tools offered, and where it came from. */
+export interface CompletionRequest {
+  messages: ChatMessage[];
+  tools: ChatTool[];
+  /** The session and the original turn being asked again (what the `recorded` provider answers with). */
+  session: Session;
+  original?: Turn;
+}
+
+export interface Completion {
+  message: Extract<ChatMessage, { role: 'assistant' }>;
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  finishReason?: string;
+}
+
+/** A model endpoint. `complete` throws a ProviderError on failure. */
+export interface Provider {
+  /** As given on the command line: `recorded`, `openai:MODEL`, `anthropic:MODEL`, `ollama:MODEL`. */
+  name: string;
+  complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion>;
+}
+
+/**
+ * A model call that failed. `fatal` errors (a wrong key, an unknown model) stop the run early: every other
+ * turn would fail the same way.
+ */
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly fatal = false,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}

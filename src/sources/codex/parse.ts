@@ -1,0 +1,615 @@
+import { createHash } from 'node:crypto';
+import { sessionId } from '../../model/ids.js';
+import {
+  type Message,
+  markUnanswered,
+  nameResults,
+  outputText,
+  type Part,
+  type SessionKind,
+  type ToolResult,
+} from '../../model/session.js';
+import type { ParsedSession, Spawn, Warning } from '../types.js';
+import {
+  argumentsOf,
+  callOf,
+  contentParts,
+  hiddenItemTypes,
+  instructionsOf,
+  isInjectedText,
+  isObject,
+  outputItemTypes,
+  outputOf,
+  type Payload,
+  type RolloutRecord,
+  reasoningPart,
+  type SessionMeta,
+  serverSearchOutput,
+  subagentOf,
+  summaryItemTypes,
+  type TokenUsage,
+  usageOf,
+} from './records.js';
+
+const agent = 'codex';
+
+/** Older local compaction kept about 20k tokens of earlier prompts; Codex counts 4 characters a token. */
+const legacyPromptBudget = 80_000;
+
+/** Lines listed in a note before the rest are only counted. */
+const listedLines = 5;
+
+type Source = { file: string; line: number; endLine?: number };
+
+/** One response item as the normalized model sees it. */
+type Converted =
+  | { kind: 'model'; parts: Part[] }
+  | { kind: 'input'; role: 'user' | 'system'; parts: Part[]; injected: boolean }
+  | { kind: 'output'; result: ToolResult }
+  | { kind: 'summary'; part: Part }
+  | { kind: 'hidden' }
+  | { kind: 'unknown'; type: string };
+
+/** Pure conversion, shared by live items and a compaction's replacement history so that copies compare equal. */
+function convert(item: Payload, fallbackId: string): Converted {
+  const type = typeof item.type === 'string' ? item.type : '';
+  if (type === 'message') {
+    const parts = contentParts(item.content);
+    if (item.role === 'assistant') return { kind: 'model', parts };
+    if (item.role === 'developer' || item.role === 'system')
+      return { kind: 'input', role: 'system', parts, injected: true };
+    const first = parts.find((part) => part.type === 'text');
+    return {
+      kind: 'input',
+      role: 'user',
+      parts,
+      injected: first !== undefined && isInjectedText(first.text),
+    };
+  }
+  // Another agent's message delivered as input: not typed by a person.
+  if (type === 'agent_message')
+    return { kind: 'input', role: 'user', parts: contentParts(item.content), injected: true };
+  if (type === 'reasoning') return { kind: 'model', parts: [reasoningPart(item)] };
+  const call = callOf(item, fallbackId);
+  if (call) {
+    const parts: Part[] = [call];
+    // Server-side tools have no output item: their result is part of the same response.
+    if (type === 'web_search_call')
+      parts.push({ type: 'tool_result', callId: call.id, output: serverSearchOutput, isError: false });
+    if (type === 'image_generation_call' && typeof item.result === 'string')
+      parts.push({
+        type: 'tool_result',
+        callId: call.id,
+        output: [{ type: 'image', mediaType: 'image/png', data: item.result }],
+        isError: false,
+      });
+    return { kind: 'model', parts };
+  }
+  if (outputItemTypes.has(type)) {
+    const { output, isError } =
+      type === 'tool_search_output'
+        ? { output: JSON.stringify(item.tools ?? []), isError: false }
+        : outputOf(item.output);
+    return {
+      kind: 'output',
+      result: { type: 'tool_result', callId: String(item.call_id ?? ''), output, isError },
+    };
+  }
+  if (summaryItemTypes.has(type)) {
+    const encrypted = typeof item.encrypted_content === 'string' ? item.encrypted_content : '';
+    return { kind: 'summary', part: { type: 'reasoning', text: '', redacted: true, signature: encrypted } };
+  }
+  if (hiddenItemTypes.has(type)) return { kind: 'hidden' };
+  return { kind: 'unknown', type };
+}
+
+/**
+ * What makes two messages the same for a replacement history: role and parts (an assistant's minus reasoning). A
+ * digest, so that keys kept for a whole session stay small.
+ */
+function contentKey(message: Message): string {
+  const parts =
+    message.role === 'assistant' ? message.parts.filter((p) => p.type !== 'reasoning') : message.parts;
+  return createHash('sha1').update(message.role).update('\0').update(JSON.stringify(parts)).digest('base64');
+}
+
+function textOf(message: Message): string {
+  return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+/**
+ * Native ids chain each message to all before it, from the id of the session whose history the file starts
+ * with: a fork or sub-agent that copied its parent's history gives the copy the parent's ids, so the store keeps
+ * it once, while two unrelated sessions that open with the same instructions never share an id.
+ */
+function assignIds(messages: Message[], seed: string): void {
+  let previous = seed;
+  for (const message of messages) {
+    previous = createHash('sha256')
+      .update(previous)
+      .update('\0')
+      .update(message.role)
+      .update('\0')
+      .update(JSON.stringify(message.parts))
+      .digest('hex')
+      .slice(0, 24);
+    message.nativeId = previous;
+  }
+}
+
+export interface CodexParseResult {
+  sessions: ParsedSession[];
+  spawns: Spawn[];
+  /** Things worth telling the user that are not errors (unknown record types, raw arguments). */
+  notes: string[];
+}
+
+/** Collects the lines of one rollout file in order, then builds its session. */
+export class CodexRollout {
+  /** Lines dropped with a warning (a record without the fields it needs). */
+  skipped = 0;
+  private meta: SessionMeta | undefined;
+  private instructions: Message | undefined;
+  /** The session whose history this file starts with, when that is a copy of another one's (fork, sub-agent). */
+  private historyOf: string | undefined;
+  /** A second session_meta was seen: what follows starts with another session's copied history. */
+  private copied = false;
+  private readonly messages: Message[] = [];
+  /** The model turn being written: consecutive model items until the next input. */
+  private turn: Message | undefined;
+  private lastTurn: Message | undefined;
+  private model: string | undefined;
+  private cwd: string | undefined;
+  private lastTokenCount: string | undefined;
+  /** User items mirrored by an `event_msg user_message`: what a person typed. */
+  private readonly prompts = new Set<Message>();
+  private promptCandidate: Message | undefined;
+  private promptPending = false;
+  private promptEvents = false;
+  /** Compaction summary → the messages the model still saw after it (resolved to ids at the end). */
+  private readonly kept = new Map<Message, Message[]>();
+  /** Content keys of closed messages, computed once for all the compactions of a session. */
+  private readonly keys = new Map<Message, string>();
+  private readonly spawns = new Map<string, Spawn>();
+  private readonly callNames = new Map<string, string>();
+  private readonly unknownRecords = new Map<string, number>();
+  private readonly unknownItems = new Map<string, number>();
+  private readonly rawArguments: number[] = [];
+  private readonly rebuiltCompactions: number[] = [];
+  private unkeptAssistantItems = 0;
+  private rollbacks = 0;
+  private searches = 0;
+  private firstTime: string | undefined;
+  private lastTime: string | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly fallbackId: string,
+    private readonly warnings: Warning[],
+  ) {}
+
+  private get ownId(): string {
+    return this.meta?.id ?? this.fallbackId;
+  }
+
+  add(record: RolloutRecord, line: number): void {
+    const { payload, timestamp } = record;
+    if (timestamp) {
+      if (!this.firstTime || timestamp < this.firstTime) this.firstTime = timestamp;
+      if (!this.lastTime || timestamp > this.lastTime) this.lastTime = timestamp;
+    }
+    switch (record.type) {
+      case 'session_meta':
+        this.sessionMeta(payload as SessionMeta, line);
+        return;
+      case 'turn_context':
+        if (typeof payload.model === 'string') this.model = payload.model;
+        if (!this.cwd && typeof payload.cwd === 'string') this.cwd = payload.cwd;
+        return;
+      case 'response_item':
+        this.item(payload, line, timestamp);
+        return;
+      case 'event_msg':
+        this.event(payload);
+        return;
+      case 'compacted':
+        this.compacted(payload, line, timestamp);
+        return;
+      default:
+        this.unknownRecords.set(record.type, (this.unknownRecords.get(record.type) ?? 0) + 1);
+    }
+  }
+
+  private warn(line: number, message: string, skip = true): void {
+    this.warnings.push({ file: this.file, line, message });
+    if (skip) this.skipped++;
+  }
+
+  private sessionMeta(meta: SessionMeta, line: number): void {
+    if (!this.meta) {
+      this.meta = meta;
+      if (typeof meta.id !== 'string')
+        this.warn(line, 'session_meta has no id; the session is named after the file', false);
+      const text = instructionsOf(meta);
+      if (text !== undefined) {
+        // The system prompt goes with every request: it is the first thing every turn saw.
+        this.instructions = {
+          role: 'system',
+          parts: [{ type: 'text', text }],
+          injected: true,
+          source: { file: this.file, line },
+        };
+        if (meta.timestamp) this.instructions.timestamp = meta.timestamp;
+        this.messages.push(this.instructions);
+      }
+      return;
+    }
+    // Only the first session_meta is this session's; a later one opens a copy of another session's history.
+    if (typeof meta.id === 'string' && meta.id !== this.meta.id) {
+      this.copied = true;
+      if (this.messages.every((message) => message === this.instructions)) this.historyOf = meta.id;
+    }
+  }
+
+  private item(item: Payload, line: number, timestamp: string | undefined): void {
+    const type = typeof item.type === 'string' ? item.type : '';
+    if (type === 'message' && (typeof item.role !== 'string' || !('content' in item))) {
+      this.warn(line, 'message without a role or content; skipped');
+      return;
+    }
+    if (outputItemTypes.has(type) && typeof item.call_id !== 'string') {
+      this.warn(line, `${type} without a call_id; skipped (it cannot be paired with its call)`);
+      return;
+    }
+    if ((type === 'function_call' || type === 'custom_tool_call') && typeof item.call_id !== 'string')
+      this.warn(line, `${type} without a call_id; kept, but no output can answer it`, false);
+    if (type === 'function_call' && argumentsOf(item.arguments).raw) this.rawArguments.push(line);
+
+    const fallbackId = type === 'web_search_call' ? `web_search_${++this.searches}` : `line-${line}`;
+    const converted = convert(item, fallbackId);
+    const source: Source = { file: this.file, line };
+    switch (converted.kind) {
+      case 'model':
+        this.promptCandidate = undefined;
+        this.promptPending = false;
+        for (const part of converted.parts)
+          if (part.type === 'tool_call') this.callNames.set(part.id, part.name);
+        if (!this.turn) {
+          this.turn = { role: 'assistant', parts: [], source };
+          if (this.model) this.turn.model = this.model;
+          if (timestamp) this.turn.timestamp = timestamp;
+          this.messages.push(this.turn);
+          this.lastTurn = this.turn;
+        } else (this.turn.source as Source).endLine = line;
+        this.turn.parts.push(...converted.parts);
+        return;
+      case 'input': {
+        this.turn = undefined;
+        const message: Message = { role: converted.role, parts: converted.parts, source };
+        if (converted.injected) message.injected = true;
+        if (timestamp) message.timestamp = timestamp;
+        this.messages.push(message);
+        this.notePrompt(converted.role === 'user' ? message : undefined, converted.injected);
+        return;
+      }
+      case 'output': {
+        this.turn = undefined;
+        this.promptCandidate = undefined;
+        const message: Message = { role: 'tool', parts: [converted.result], source };
+        if (timestamp) message.timestamp = timestamp;
+        this.messages.push(message);
+        this.noteSpawnOutput(converted.result);
+        return;
+      }
+      case 'summary':
+      case 'unknown':
+        // A compaction item outside a `compacted` line is not something this adapter knows how to place.
+        this.unknownItems.set(type, (this.unknownItems.get(type) ?? 0) + 1);
+        return;
+      case 'hidden':
+        return;
+    }
+  }
+
+  /**
+   * The prompt a person typed is the user item that an `event_msg user_message` mirrors, written right after it
+   * (whatever its text looks like); the other user items are context Codex wrote. Should the event come first,
+   * it goes to the next user item that does not look like Codex's own context.
+   */
+  private notePrompt(candidate: Message | undefined, looksInjected: boolean): void {
+    if (candidate && this.promptPending && !looksInjected) {
+      this.prompts.add(candidate);
+      this.promptPending = false;
+      this.promptCandidate = undefined;
+    } else this.promptCandidate = candidate;
+  }
+
+  private event(payload: Payload): void {
+    switch (payload.type) {
+      case 'user_message':
+        this.promptEvents = true;
+        if (this.promptCandidate) {
+          this.prompts.add(this.promptCandidate);
+          this.promptCandidate = undefined;
+        } else this.promptPending = true;
+        return;
+      case 'token_count':
+        this.tokenCount(payload);
+        return;
+      case 'collab_agent_spawn_end':
+        if (typeof payload.call_id === 'string' && typeof payload.new_thread_id === 'string') {
+          const parent = typeof payload.sender_thread_id === 'string' ? payload.sender_thread_id : this.ownId;
+          this.spawn(parent, payload.new_thread_id, payload.call_id);
+        }
+        return;
+      case 'thread_rolled_back':
+        this.rollbacks++;
+        return;
+    }
+  }
+
+  /**
+   * `token_count` follows each model response with the cumulative total and the response's own usage
+   * (`last_token_usage`), and is often written twice: a count whose figures equal the previous one is a repeat.
+   * A new count belongs to the latest model turn, if that has none yet.
+   */
+  private tokenCount(payload: Payload): void {
+    const info = payload.info;
+    if (!isObject(info)) return;
+    const figures = JSON.stringify([info.total_token_usage ?? null, info.last_token_usage ?? null]);
+    if (figures === this.lastTokenCount) return;
+    this.lastTokenCount = figures;
+    const last = info.last_token_usage;
+    if (isObject(last) && this.lastTurn && !this.lastTurn.usage)
+      this.lastTurn.usage = usageOf(last as TokenUsage);
+  }
+
+  private spawn(parentSourceId: string, childSourceId: string, toolCallId: string): void {
+    if (!this.spawns.has(childSourceId))
+      this.spawns.set(childSourceId, { parentSourceId, childSourceId, toolCallId });
+  }
+
+  /** `spawn_agent` answers `{"agent_id": …}`. In a copied history the spawner is not this session: skip there. */
+  private noteSpawnOutput(result: ToolResult): void {
+    if (this.copied || this.callNames.get(result.callId) !== 'spawn_agent') return;
+    try {
+      const answer = JSON.parse(outputText(result.output)) as unknown;
+      if (isObject(answer) && typeof answer.agent_id === 'string')
+        this.spawn(this.ownId, answer.agent_id, result.callId);
+    } catch {
+      // Not the JSON answer of a successful spawn.
+    }
+  }
+
+  /**
+   * A compaction: the model saw only the replacement history afterwards. The summary message carries the
+   * compaction's summary; `preserved` lists what else stayed visible (the instructions, then the replacement
+   * history in order). Items of the replacement that are copies of earlier messages point at them; the others
+   * are new messages written just before the summary.
+   */
+  private compacted(payload: Payload, line: number, timestamp: string | undefined): void {
+    this.turn = undefined;
+    this.lastTurn = undefined;
+    this.promptCandidate = undefined;
+    const message = typeof payload.message === 'string' ? payload.message : '';
+    const summary: Message = {
+      role: 'user',
+      parts: [],
+      injected: true,
+      compaction: true,
+      source: { file: this.file, line },
+    };
+    if (timestamp) summary.timestamp = timestamp;
+    const kept = this.instructions ? [this.instructions] : [];
+    const history = payload.replacement_history;
+    if (Array.isArray(history)) kept.push(...this.replace(history.filter(isObject), message, summary, line));
+    else {
+      summary.parts = [{ type: 'text', text: message }];
+      kept.push(...this.rebuilt());
+      this.rebuiltCompactions.push(line);
+    }
+    this.messages.push(summary);
+    this.kept.set(summary, kept);
+  }
+
+  private replace(history: Payload[], message: string, summary: Message, line: number): Message[] {
+    // Grouped as live items are (a run of model items is one turn); each model item is also kept on its own, for
+    // a run that joins what were separate turns (the input between them was not kept).
+    const units: { message: Message; pieces: Message[] }[] = [];
+    let turn: { message: Message; pieces: Message[] } | undefined;
+    for (const item of history) {
+      const converted = convert(item, `line-${line}`);
+      if (converted.kind !== 'model') turn = undefined;
+      const source: Source = { file: this.file, line };
+      switch (converted.kind) {
+        case 'summary':
+          summary.parts.push(converted.part);
+          break;
+        case 'model':
+          if (!turn) {
+            turn = { message: { role: 'assistant', parts: [], source }, pieces: [] };
+            units.push(turn);
+          }
+          turn.message.parts.push(...converted.parts);
+          turn.pieces.push({ role: 'assistant', parts: converted.parts, source });
+          break;
+        case 'input': {
+          const input: Message = { role: converted.role, parts: converted.parts, source };
+          if (converted.injected) input.injected = true;
+          units.push({ message: input, pieces: [] });
+          break;
+        }
+        case 'output':
+          units.push({ message: { role: 'tool', parts: [converted.result], source }, pieces: [] });
+          break;
+        case 'unknown':
+          this.unknownItems.set(converted.type, (this.unknownItems.get(converted.type) ?? 0) + 1);
+          break;
+        case 'hidden':
+          break;
+      }
+    }
+    // Without an opaque compaction item, the summary is the user item that holds the compaction's message.
+    if (summary.parts.length === 0) {
+      const at =
+        message === ''
+          ? -1
+          : units.findLastIndex((u) => u.message.role === 'user' && textOf(u.message).includes(message));
+      if (at >= 0) summary.parts = (units.splice(at, 1)[0] as { message: Message }).message.parts;
+      else summary.parts = [{ type: 'text', text: message }];
+    }
+
+    // Only roles the replacement holds are worth keying (tool outputs are the bulk of a session and rarely kept).
+    const roles = new Set(units.map((unit) => unit.message.role));
+    const earlier = new Map<string, Message[]>();
+    for (const previous of this.messages) {
+      if (previous === this.instructions || previous.compaction || !roles.has(previous.role)) continue;
+      let key = this.keys.get(previous);
+      if (key === undefined) {
+        key = contentKey(previous);
+        this.keys.set(previous, key);
+      }
+      const list = earlier.get(key);
+      if (list) list.push(previous);
+      else earlier.set(key, [previous]);
+    }
+    // A repeated item (the same prompt twice) points at as many distinct earlier copies, the latest ones.
+    const wanted = new Map<string, number>();
+    for (const { message: unit } of units) {
+      const key = contentKey(unit);
+      wanted.set(key, (wanted.get(key) ?? 0) + 1);
+    }
+    const taken = new Map<string, number>();
+    const pick = (unit: Message): Message | undefined => {
+      const key = contentKey(unit);
+      const candidates = earlier.get(key) ?? [];
+      const index = taken.get(key) ?? 0;
+      taken.set(key, index + 1);
+      return candidates[candidates.length - (wanted.get(key) ?? 1) + index];
+    };
+    const kept: Message[] = [];
+    for (const { message: unit, pieces } of units) {
+      const match = pick(unit);
+      if (match) kept.push(match);
+      else if (unit.role !== 'assistant') {
+        // Context Codex wrote anew (regenerated instructions, re-encoded images): a message of its own.
+        this.messages.push(unit);
+        kept.push(unit);
+      } else {
+        for (const piece of pieces.length > 1 ? pieces : [unit]) {
+          if (piece.parts.every((part) => part.type === 'reasoning')) continue;
+          const found = pieces.length > 1 ? pick(piece) : undefined;
+          // A model turn that was never written: as a message it would be taken for a turn of this session.
+          if (found) kept.push(found);
+          else this.unkeptAssistantItems++;
+        }
+      }
+    }
+    return kept;
+  }
+
+  /**
+   * Older local compaction recorded only the summary; Codex rebuilt the history as the initial context, the
+   * latest prompts (about 20k tokens) and the summary. Rebuilt here from the messages that are in the file.
+   */
+  private rebuilt(): Message[] {
+    const isPrompt = (m: Message): boolean =>
+      this.promptEvents ? this.prompts.has(m) : m.role === 'user' && !m.injected && !m.compaction;
+    const first = this.messages.findIndex(isPrompt);
+    const initial = this.messages
+      .slice(0, Math.max(first, 0))
+      .filter((m) => m !== this.instructions && (m.role === 'user' || m.role === 'system') && !m.compaction);
+    const prompts: Message[] = [];
+    let budget = legacyPromptBudget;
+    for (let i = this.messages.length - 1; i >= 0; i--) {
+      const message = this.messages[i] as Message;
+      if (!isPrompt(message)) continue;
+      budget -= textOf(message).length;
+      if (budget < 0) break;
+      prompts.unshift(message);
+    }
+    return [...initial, ...prompts];
+  }
+
+  finish(): CodexParseResult {
+    this.turn = undefined;
+    const sourceId = this.ownId;
+    // With prompt events in the log, a user item no event mirrors was written by Codex, not typed.
+    if (this.promptEvents) {
+      for (const message of this.messages) {
+        if (message.role !== 'user' || message.compaction) continue;
+        if (this.prompts.has(message)) delete message.injected;
+        else message.injected = true;
+      }
+    }
+    nameResults(this.messages);
+    markUnanswered(this.messages);
+    assignIds(this.messages, this.historyOf ?? sourceId);
+    for (const [summary, kept] of this.kept)
+      summary.preserved = kept.map((message) => message.nativeId as string);
+    const sessions = this.messages.some((message) => message !== this.instructions)
+      ? [this.session(sourceId)]
+      : [];
+    return { sessions, spawns: [...this.spawns.values()], notes: this.notes(sessions.length) };
+  }
+
+  private session(sourceId: string): ParsedSession {
+    const meta = this.meta ?? {};
+    const sub = subagentOf(meta);
+    const kind: SessionKind = sub ? (sub.compaction ? 'compaction' : 'subagent') : 'main';
+    const session: ParsedSession = {
+      id: sessionId(agent, sourceId),
+      agent,
+      sourceId,
+      kind,
+      messages: this.messages,
+      origin: 'file',
+    };
+    if (sub?.parent) session.parentId = sessionId(agent, sub.parent);
+    const cwd = meta.cwd ?? this.cwd;
+    if (cwd) session.cwd = cwd;
+    if (meta.cli_version) session.version = meta.cli_version;
+    // A copied parent's lines can be older than this session: its own session_meta says when it started.
+    const startedAt = meta.timestamp ?? this.firstTime;
+    if (startedAt) session.startedAt = startedAt;
+    if (this.lastTime) session.endedAt = this.lastTime;
+    const prompt = this.messages.find((m) => m.role === 'user' && !m.injected && textOf(m).trim() !== '');
+    const named = [meta.agent_nickname, meta.agent_role].filter((s) => typeof s === 'string' && s !== '');
+    const title =
+      sub && named.length > 0
+        ? named.length === 2
+          ? `${named[0]} (${named[1]})`
+          : named[0]
+        : prompt && textOf(prompt).trim().split('\n')[0]?.slice(0, 80);
+    if (title) session.title = title;
+    return session;
+  }
+
+  private notes(sessions: number): string[] {
+    const notes: string[] = [];
+    const lines = (list: number[]): string =>
+      `line${list.length > 1 ? 's' : ''} ${list.slice(0, listedLines).join(', ')}${list.length > listedLines ? ', …' : ''}`;
+    if (sessions === 0) notes.push('no conversation in the file (only its session metadata)');
+    for (const [type, count] of this.unknownRecords)
+      notes.push(`${count} line(s) of unknown type '${type}' not read`);
+    for (const [type, count] of this.unknownItems)
+      notes.push(`${count} response item(s) of unknown type '${type}' not read`);
+    if (this.rawArguments.length > 0)
+      notes.push(
+        `${this.rawArguments.length} tool call(s) whose arguments are not valid JSON, kept as the raw string (${lines(this.rawArguments)})`,
+      );
+    if (this.rebuiltCompactions.length > 0)
+      notes.push(
+        `compaction without a replacement history (${lines(this.rebuiltCompactions)}): later contexts are the initial context, recent prompts and the summary, rebuilt approximately`,
+      );
+    if (this.unkeptAssistantItems > 0)
+      notes.push(
+        `${this.unkeptAssistantItems} model turn(s) of a replacement history match no earlier turn; later contexts leave them out`,
+      );
+    if (this.rollbacks > 0)
+      notes.push(
+        `${this.rollbacks} thread rollback(s) not applied: later contexts still show the rolled-back turns`,
+      );
+    return notes;
+  }
+}

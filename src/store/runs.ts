@@ -1,0 +1,228 @@
+import type { Statement } from 'better-sqlite3';
+import { type Db, statementCache } from './db.js';
+
+export type RunStatus = 'running' | 'done' | 'failed' | 'interrupted';
+export type Match = 'exact' | 'normalized' | 'differs' | 'none';
+
+export interface RunRow {
+  id: string;
+  model: string;
+  mode: 'forced' | 'free';
+  options: string;
+  out_file: string;
+  status: RunStatus;
+  error: string | null;
+  started_at: string;
+  finished_at: string | null;
+}
+
+export interface TurnRecord {
+  sessionId: string;
+  turn: number;
+  status: 'ok' | 'failed';
+  requestDigest: string;
+  response?: unknown;
+  match?: Match;
+  callsPredicted: number;
+  callsOriginal: number;
+  callsMatched: number;
+  promptTokens?: number;
+  completionTokens?: number;
+  latencyMs?: number;
+  error?: string;
+}
+
+export interface MissRecord {
+  sessionId: string;
+  turn: number;
+  call: { name: string; input: unknown };
+  nearest: { name: string; input: unknown; differs: string[] }[];
+  policy: 'error' | 'stop';
+}
+
+/** Per-run figures, computed by SQL over the run's turns. */
+export interface RunFigures {
+  sessions: number;
+  /** Free mode: sessions ended because a call was not in the recording (--on-miss stop). */
+  sessionsDiverged: number;
+  turnsDone: number;
+  turnsFailed: number;
+  matches: Record<Match, number>;
+  callsPredicted: number;
+  callsOriginal: number;
+  callsMatched: number;
+  /** Of the calls the model made, the share the original also made (1 when it made none). */
+  precision: number;
+  /** Of the original's calls, the share the model made too (1 when there were none). */
+  recall: number;
+  misses: number;
+  promptTokens: number;
+  completionTokens: number;
+  latencyMs: number;
+  /** Per session: the first turn whose tool calls differ from the original's, or null. */
+  firstDivergence: { sessionId: string; turn: number | null }[];
+}
+
+export class RunStore {
+  private readonly sql: (text: string) => Statement;
+
+  constructor(db: Db) {
+    this.sql = statementCache(db);
+  }
+
+  create(
+    run: { id: string; model: string; mode: 'forced' | 'free'; options: unknown; outFile: string },
+    sessions: string[],
+  ): void {
+    this.sql(
+      `INSERT INTO runs (id, model, mode, options, out_file, status, started_at)
+       VALUES (?, ?, ?, ?, ?, 'running', ?)`,
+    ).run(run.id, run.model, run.mode, JSON.stringify(run.options), run.outFile, new Date().toISOString());
+    const add = this.sql('INSERT INTO run_sessions (run_id, position, session_id) VALUES (?, ?, ?)');
+    sessions.forEach((session, position) => {
+      add.run(run.id, position, session);
+    });
+  }
+
+  get(id: string): RunRow | undefined {
+    return this.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+  }
+
+  sessions(id: string): string[] {
+    return this.sql('SELECT session_id FROM run_sessions WHERE run_id = ? ORDER BY position')
+      .pluck()
+      .all(id) as string[];
+  }
+
+  finish(id: string, status: RunStatus, error?: string): void {
+    this.sql('UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(
+      status,
+      error ?? null,
+      new Date().toISOString(),
+      id,
+    );
+  }
+
+  /** Marks the run running again (a resume). */
+  reopen(id: string): void {
+    this.sql("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL WHERE id = ?").run(id);
+  }
+
+  /** How a session of the run ended (free mode ends sessions as done, diverged or failed). */
+  setSessionStatus(
+    runId: string,
+    sessionId: string,
+    status: 'pending' | 'done' | 'diverged' | 'failed',
+  ): void {
+    this.sql('UPDATE run_sessions SET status = ? WHERE run_id = ? AND session_id = ?').run(
+      status,
+      runId,
+      sessionId,
+    );
+  }
+
+  sessionStatus(runId: string, sessionId: string): string | undefined {
+    return this.sql('SELECT status FROM run_sessions WHERE run_id = ? AND session_id = ?')
+      .pluck()
+      .get(runId, sessionId) as string | undefined;
+  }
+
+  /** Records a turn; a turn asked again (after a failure, on resume) replaces its earlier record. */
+  saveTurn(runId: string, turn: TurnRecord): void {
+    this.sql(
+      `INSERT OR REPLACE INTO run_turns (run_id, session_id, turn, status, request_digest, response, match,
+         calls_predicted, calls_original, calls_matched, prompt_tokens, completion_tokens, latency_ms, error,
+         finished_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      runId,
+      turn.sessionId,
+      turn.turn,
+      turn.status,
+      turn.requestDigest,
+      turn.response === undefined ? null : JSON.stringify(turn.response),
+      turn.match ?? null,
+      turn.callsPredicted,
+      turn.callsOriginal,
+      turn.callsMatched,
+      turn.promptTokens ?? null,
+      turn.completionTokens ?? null,
+      turn.latencyMs ?? null,
+      turn.error ?? null,
+      new Date().toISOString(),
+    );
+  }
+
+  saveMiss(runId: string, miss: MissRecord): void {
+    this.sql(
+      'INSERT INTO run_misses (run_id, session_id, turn, call, nearest, policy) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(
+      runId,
+      miss.sessionId,
+      miss.turn,
+      JSON.stringify(miss.call),
+      JSON.stringify(miss.nearest),
+      miss.policy,
+    );
+  }
+
+  /** Turns of the run that finished well: they are not asked again on resume. */
+  doneTurns(runId: string): Set<string> {
+    const rows = this.sql("SELECT session_id, turn FROM run_turns WHERE run_id = ? AND status = 'ok'").all(
+      runId,
+    ) as {
+      session_id: string;
+      turn: number;
+    }[];
+    return new Set(rows.map((row) => turnKey(row.session_id, row.turn)));
+  }
+
+  figures(runId: string): RunFigures {
+    const totals = this.sql(
+      `SELECT count(DISTINCT session_id) AS sessions,
+         coalesce(sum(status = 'ok'), 0) AS done, coalesce(sum(status = 'failed'), 0) AS failed,
+         coalesce(sum(match = 'exact'), 0) AS exact, coalesce(sum(match = 'normalized'), 0) AS normalized,
+         coalesce(sum(match = 'differs'), 0) AS differs, coalesce(sum(match = 'none'), 0) AS none,
+         coalesce(sum(calls_predicted), 0) AS predicted, coalesce(sum(calls_original), 0) AS original,
+         coalesce(sum(calls_matched), 0) AS matched, coalesce(sum(prompt_tokens), 0) AS prompt,
+         coalesce(sum(completion_tokens), 0) AS completion, coalesce(sum(latency_ms), 0) AS latency
+       FROM run_turns WHERE run_id = ?`,
+    ).get(runId) as Record<string, number>;
+    const misses = this.sql('SELECT count(*) FROM run_misses WHERE run_id = ?').pluck().get(runId) as number;
+    const divergence = this.sql(
+      `SELECT rs.session_id AS sessionId,
+         (SELECT min(turn) FROM run_turns t WHERE t.run_id = rs.run_id AND t.session_id = rs.session_id
+            AND t.match = 'differs') AS turn
+       FROM run_sessions rs WHERE rs.run_id = ? ORDER BY rs.position`,
+    ).all(runId) as { sessionId: string; turn: number | null }[];
+    const n = (key: string) => totals[key] ?? 0;
+    const diverged = this.sql("SELECT count(*) FROM run_sessions WHERE run_id = ? AND status = 'diverged'")
+      .pluck()
+      .get(runId) as number;
+    return {
+      sessions: divergence.length,
+      sessionsDiverged: diverged,
+      turnsDone: n('done'),
+      turnsFailed: n('failed'),
+      matches: { exact: n('exact'), normalized: n('normalized'), differs: n('differs'), none: n('none') },
+      callsPredicted: n('predicted'),
+      callsOriginal: n('original'),
+      callsMatched: n('matched'),
+      precision: n('predicted') === 0 ? 1 : n('matched') / n('predicted'),
+      recall: n('original') === 0 ? 1 : n('matched') / n('original'),
+      misses,
+      promptTokens: n('prompt'),
+      completionTokens: n('completion'),
+      latencyMs: n('latency'),
+      firstDivergence: divergence,
+    };
+  }
+
+  *list(): Generator<RunRow> {
+    yield* this.sql('SELECT * FROM runs ORDER BY started_at').iterate() as Iterable<RunRow>;
+  }
+}
+
+export function turnKey(sessionId: string, turn: number): string {
+  return `${sessionId}#${turn}`;
+}

@@ -1,0 +1,122 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bin, run, tempDir } from '../helpers/cli.js';
+import { startModelServer } from '../helpers/model-server.js';
+
+let dir: ReturnType<typeof tempDir>;
+let db: string;
+let out: string;
+beforeEach(() => {
+  dir = tempDir();
+  db = join(dir.path, 'replay.db');
+  out = join(dir.path, 'pairs.jsonl');
+});
+afterEach(() => dir.remove());
+
+const pairs = () =>
+  readFileSync(out, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+
+describe('replay with the recorded provider', () => {
+  it('runs the whole pipeline on the sample sessions; every completion equals its original', async () => {
+    const result = await run(['replay', 'sample-sessions', '--db', db, '--out', out, '--json']);
+    expect(result.exitCode).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({
+      model: 'recorded',
+      mode: 'forced',
+      status: 'done',
+      turnsDone: 28,
+      turnsFailed: 0,
+    });
+    expect(report.matches).toEqual({ exact: 18, normalized: 0, differs: 0, none: 10 });
+    expect(report.precision).toBe(1);
+    expect(report.recall).toBe(1);
+    const written = pairs();
+    expect(written).toHaveLength(28);
+    expect(new Set(written.map((p) => p.agent))).toEqual(new Set(['claude-code', 'opencode']));
+    for (const pair of written) {
+      expect(pair.schema).toBe('replay-history.pair/v1');
+      expect(pair.run).toBe(report.id);
+      expect(pair.completion).toEqual(pair.original);
+      expect(pair.messages[0].role).toBe('system');
+      expect(pair.tools.length).toBeGreaterThan(5);
+    }
+    // The recorded tool results are in the context, right after the calls that asked for them.
+    const fix = written.find(
+      (p) =>
+        p.turn === 3 &&
+        p.messages.some((m: { content?: string }) => m.content?.includes?.('Expected length: 5')),
+    );
+    expect(fix).toBeDefined();
+    const toolAt = fix.messages.findIndex(
+      (m: { role: string; content: string }) => m.role === 'tool' && m.content.includes('Expected length: 5'),
+    );
+    expect(fix.messages[toolAt - 1].tool_calls[0].function.name).toBe('Bash');
+    const runs = await run(['runs', '--db', db, '--json']);
+    expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ id: report.id, turnsDone: 28 })]);
+  });
+
+  it('refuses to write into a pairs file that already holds pairs, unless --append or --force', async () => {
+    writeFileSync(out, '{"schema":"replay-history.pair/v1"}\n');
+    const refused = await run(['replay', 'sample-sessions', '--db', db, '--out', out]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(`error: ${out} already holds pairs`);
+    expect(refused.stderr).toContain('hint: pass --append to add to it, --force to overwrite it');
+    const forced = await run(['replay', 'sample-sessions', '--db', db, '--out', out, '--force']);
+    expect(forced.exitCode).toBe(0);
+    expect(pairs()).toHaveLength(28);
+    const appended = await run(['replay', '6f1c2a34', '--db', db, '--out', out, '--append']);
+    expect(appended.exitCode).toBe(0);
+    expect(pairs()).toHaveLength(33);
+  });
+
+  it('after SIGKILL mid-run, --resume finishes it with no torn line, no pair lost or duplicated', async () => {
+    // A slow model, so that the kill lands while turns are in flight.
+    const server = await startModelServer({ responders: [() => ({ text: 'ok', delayMs: 120 })] });
+    try {
+      const args = ['replay', 'sample-sessions', '--db', db, '--out', out, '--model', 'openai:scripted'];
+      const child = execa(
+        process.execPath,
+        [bin, ...args, '--base-url', server.baseURL, '--concurrency', '2'],
+        {
+          reject: false,
+        },
+      );
+      for (let i = 0; i < 200 && lineCount() < 4; i++)
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      child.kill('SIGKILL');
+      await child;
+      const before = lineCount();
+      expect(before).toBeGreaterThan(0);
+      expect(before).toBeLessThan(28);
+      const listed = JSON.parse((await run(['runs', '--db', db, '--json'])).stdout);
+      expect(listed).toEqual([expect.objectContaining({ status: 'running' })]);
+      const asked = server.chatRequests().length;
+      const resumed = await run(['replay', '--resume', listed[0].id, '--db', db, '--json']);
+      expect(resumed.exitCode).toBe(0);
+      const written = pairs();
+      const keys = written.map((p) => `${p.session}#${p.turn}`);
+      expect(keys).toHaveLength(28);
+      expect(new Set(keys).size).toBe(28);
+      expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', turnsDone: 28, turnsFailed: 0 });
+      // Turns already written were not asked again: the resume asked only for the rest (and what was in flight).
+      expect(server.chatRequests().length - asked).toBe(28 - before);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+const lineCount = (): number => {
+  try {
+    return readFileSync(out, 'utf8').split('\n').length - 1;
+  } catch {
+    return 0;
+  }
+};
