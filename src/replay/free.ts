@@ -8,7 +8,7 @@ import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './c
 import { requestMessages } from './engine.js';
 import { compareCalls } from './match.js';
 import type { Pair, PairsWriter } from './pairs.js';
-import { type Completion, type Provider, ProviderError } from './providers/types.js';
+import { type Completion, type Provider, ProviderError, RecordingExhausted } from './providers/types.js';
 import { type NearCall, ShortCircuit } from './shortcircuit.js';
 
 export interface FreeRun {
@@ -96,7 +96,8 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
   const loaded = run.sessions.load(id);
   if (!loaded) return;
   const { session, own } = loaded;
-  const originals = [...turns(session.messages, own)].map((turn) => assistantMessage(turn.response));
+  const recordedTurns = [...turns(session.messages, own)];
+  const originals = recordedTurns.map((turn) => assistantMessage(turn.response));
   const blocks = userBlocks(session.messages, own);
   const tools = chatTools(toolsFor(session));
   const circuit = new ShortCircuit(session.messages, {
@@ -167,8 +168,20 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
     const started = performance.now();
     let completion: Completion;
     try {
-      completion = await run.provider.complete({ messages, tools, session });
+      // The n-th original turn goes along: the `recorded` provider answers with it, which replays the
+      // original trajectory exactly — a check that the short-circuit hands back every recorded result.
+      const original = recordedTurns[number - 1];
+      completion = await run.provider.complete({
+        messages,
+        tools,
+        session,
+        ...(original ? { original } : {}),
+      });
     } catch (error) {
+      if (error instanceof RecordingExhausted) {
+        number--;
+        break;
+      }
       const failure =
         error instanceof ProviderError ? error : new ProviderError(String((error as Error).message ?? error));
       if (failure.fatal) throw failure;

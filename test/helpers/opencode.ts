@@ -10,9 +10,9 @@ import { installRipgrepStandIn } from './opencode-ripgrep.js';
 const require = createRequire(import.meta.url);
 
 /**
- * The binary itself. opencode-ai ships it in a per-platform optional dependency (`opencode-linux-x64`, …) and
- * its postinstall only links one into `opencode-ai/bin`; resolving the platform package directly works even
- * when install scripts did not run.
+ * The binary itself. The npm package `opencode-ai` only links a per-platform package's binary
+ * (`opencode-linux-x64`, …); this project depends on the Linux x64 one directly (the registry reachable here
+ * has no other platforms', and `npm ci` refuses a lock that misses opencode-ai's optional dependencies).
  */
 export function opencodeBinary(): string {
   const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
@@ -32,9 +32,7 @@ export function opencodeBinary(): string {
       // Not installed for this machine; try the next.
     }
   }
-  const linked = join(dirname(require.resolve('opencode-ai/package.json')), 'bin', 'opencode.exe');
-  if (existsSync(linked)) return linked;
-  throw new Error('opencode binary not found: run npm ci (opencode-ai is a devDependency)');
+  throw new Error('opencode binary not found: run npm ci (opencode-linux-x64 is a devDependency)');
 }
 
 export interface OpencodeHome {

@@ -1,5 +1,5 @@
 import { assistantMessage } from '../chat.js';
-import { type Provider, ProviderError } from './types.js';
+import { type Provider, RecordingExhausted } from './types.js';
 
 /**
  * The embedded default: answers every model call with the assistant turn that was recorded for it. The whole
@@ -9,12 +9,8 @@ import { type Provider, ProviderError } from './types.js';
 export const recorded: Provider = {
   name: 'recorded',
   async complete(request) {
-    if (!request.original) {
-      throw new ProviderError(
-        'the recorded provider can only answer turns that exist in the recording',
-        true,
-      );
-    }
+    // Free mode can go past the original's last turn (its path differed): the recording has nothing to say.
+    if (!request.original) throw new RecordingExhausted();
     const usage = request.original.response.usage;
     return {
       message: assistantMessage(request.original.response),

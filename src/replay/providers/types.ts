@@ -38,3 +38,11 @@ export class ProviderError extends Error {
     this.name = 'ProviderError';
   }
 }
+
+/** The `recorded` provider has no recorded turn for this call: the session ends here (not a failure). */
+export class RecordingExhausted extends ProviderError {
+  constructor() {
+    super('the recording has no turn to answer with here');
+    this.name = 'RecordingExhausted';
+  }
+}
