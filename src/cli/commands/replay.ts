@@ -179,7 +179,10 @@ function resolveTargets(db: Db, targets: string[], all: boolean): string[] {
       for (const warning of summary?.warnings ?? []) {
         warn(`${warning.file}${warning.line !== undefined ? `:${warning.line}` : ''}: ${warning.message}`);
       }
-      const found = sessions.fromPath(realpathSync(resolve(target)));
+      // Logs are stored under the path they were read by; a symlinked path also stands for its target.
+      const found = [
+        ...new Set([...sessions.fromPath(resolve(target)), ...sessions.fromPath(realpathSync(target))]),
+      ];
       if (found.length === 0)
         throw new UserError(`${target}: no sessions found there`, 'check the path holds agent logs');
       ids.push(...found);

@@ -6,7 +6,13 @@ import { ProviderError } from './types.js';
  */
 export function providerError(error: unknown, provider: string): ProviderError {
   if (error instanceof ProviderError) return error;
-  const e = error as { status?: number; message?: string; name?: string; cause?: { code?: string } };
+  const e = error as {
+    status?: number;
+    message?: string;
+    cause?: { code?: string; cause?: { code?: string } };
+  };
+  // The SDKs' error classes keep the generic `name` 'Error': tell them apart by class.
+  const kind = (error as { constructor?: { name?: string } })?.constructor?.name ?? '';
   const status = typeof e.status === 'number' ? e.status : undefined;
   const detail = (e.message ?? String(error)).split('\n')[0];
   if (status === 401 || status === 403) {
@@ -23,12 +29,12 @@ export function providerError(error: unknown, provider: string): ProviderError {
       status,
     );
   }
-  if (e.name === 'APIUserAbortError' || e.name === 'AbortError')
-    return new ProviderError(`${provider}: aborted`);
-  if (e.name === 'APIConnectionTimeoutError')
+  if (kind === 'APIUserAbortError' || kind === 'AbortError') return new ProviderError(`${provider}: aborted`);
+  if (kind === 'APIConnectionTimeoutError')
     return new ProviderError(`${provider}: timed out: ${detail}`, false);
-  const code = e.cause?.code;
-  if (e.name === 'APIConnectionError' && (code === 'ECONNREFUSED' || code === 'ENOTFOUND')) {
+  // fetch wraps the socket error: APIConnectionError → TypeError('fetch failed') → Error{code}.
+  const code = e.cause?.cause?.code ?? e.cause?.code;
+  if (kind === 'APIConnectionError' && (code === 'ECONNREFUSED' || code === 'ENOTFOUND')) {
     // Nothing listens there: every turn would fail alike.
     return new ProviderError(
       `${provider}: cannot connect (${code}): ${detail}; is the server running?`,
