@@ -4,9 +4,9 @@ import { type Turn, turns } from '../model/turns.js';
 import type { RunStore } from '../store/runs.js';
 import { turnKey } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
-import { catalogue, toolsFor } from './catalogue/index.js';
+import { catalogue, toolDefaults, toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
-import { compareCalls } from './match.js';
+import { compareCalls, type NormalizeContext } from './match.js';
 import type { Pair, PairsWriter } from './pairs.js';
 import { type Completion, type Provider, ProviderError } from './providers/types.js';
 
@@ -32,6 +32,14 @@ interface Job {
   number: number;
   messages: ChatMessage[];
   tools: Pair['tools'];
+}
+
+/** How a session's calls are compared: paths relative to its cwd, arguments at the catalogue's defaults. */
+export function matching(session: Session): NormalizeContext {
+  return {
+    ...(session.cwd ? { cwd: session.cwd } : {}),
+    defaults: (tool) => toolDefaults(session.agent, tool),
+  };
 }
 
 /** The context a turn is asked with: the recorded system prompt or ours first, then what the model saw. */
@@ -135,11 +143,7 @@ function record(
     run.onTurn?.({ sessionId: session.id, turn: number, ok: false });
     return;
   }
-  const calls = compareCalls(
-    outcome.message.tool_calls ?? [],
-    original.tool_calls ?? [],
-    session.cwd ? { cwd: session.cwd } : {},
-  );
+  const calls = compareCalls(outcome.message.tool_calls ?? [], original.tool_calls ?? [], matching(session));
   const usage = {
     prompt_tokens: outcome.usage?.prompt_tokens ?? 0,
     completion_tokens: outcome.usage?.completion_tokens ?? 0,

@@ -3,9 +3,9 @@ import { type Message, outputText } from '../model/session.js';
 import { turns } from '../model/turns.js';
 import type { RunStore } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
-import { isReadOnly, toolsFor } from './catalogue/index.js';
+import { isReadOnly, toolDefaults, toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
-import { requestMessages } from './engine.js';
+import { matching, requestMessages } from './engine.js';
 import { compareCalls } from './match.js';
 import type { Pair, PairsWriter } from './pairs.js';
 import { type Completion, type Provider, ProviderError, RecordingExhausted } from './providers/types.js';
@@ -103,6 +103,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
   const circuit = new ShortCircuit(session.messages, {
     ...(session.cwd ? { cwd: session.cwd } : {}),
     readOnly: (tool) => isReadOnly(session.agent, tool),
+    defaults: (tool) => toolDefaults(session.agent, tool),
   });
   const budget = Math.max(1, Math.ceil(originals.length * run.maxTurnsFactor));
 
@@ -204,7 +205,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
     const match = compareCalls(
       completion.message.tool_calls ?? [],
       original?.tool_calls ?? [],
-      session.cwd ? { cwd: session.cwd } : {},
+      matching(session),
     );
     const usage = {
       prompt_tokens: completion.usage?.prompt_tokens ?? 0,

@@ -22,7 +22,19 @@
 // older session offers what that agent had. Platform-gated tools (PowerShell, RemoteTrigger, SendUserFile) are
 // real built-ins and are listed too.
 
-import { choice, either, flag, integer, list, number, object, record, text, tool } from './schema.js';
+import {
+  choice,
+  either,
+  flag,
+  integer,
+  list,
+  number,
+  object,
+  record,
+  text,
+  tool,
+  withDefault,
+} from './schema.js';
 import type { JsonSchema, ToolSpec } from './types.js';
 
 const subagentParameters: JsonSchema = object(
@@ -49,7 +61,10 @@ const shellParameters = (shell: string): JsonSchema =>
     {
       command: text(`The ${shell} command to run.`),
       description: text('Five to ten words saying what the command does.'),
-      timeout: number('Give up after this many milliseconds (at most 600000).'),
+      timeout: withDefault(
+        number('Give up after this many milliseconds (at most 600000; 120000 by default).'),
+        120000,
+      ),
       run_in_background: flag(
         'Start the command and return at once; read its output later with its task id.',
       ),
@@ -122,7 +137,7 @@ export const claudeCodeTools: readonly ToolSpec[] = [
         file_path: text('Absolute path of the file.'),
         old_string: text('The exact text to replace.'),
         new_string: text('The text to put in its place.'),
-        replace_all: flag('Replace every occurrence instead of exactly one.'),
+        replace_all: withDefault(flag('Replace every occurrence instead of exactly one.'), false),
       },
       ['file_path', 'old_string', 'new_string'],
     ),
@@ -207,15 +222,18 @@ export const claudeCodeTools: readonly ToolSpec[] = [
         path: text('File or directory to search; the working directory when left out.'),
         glob: text('Only search files matching this glob.'),
         type: text('Only search files of this ripgrep type, such as "js" or "py".'),
-        output_mode: choice(['content', 'files_with_matches', 'count'], 'What to return; files by default.'),
+        output_mode: withDefault(
+          choice(['content', 'files_with_matches', 'count'], 'What to return; files by default.'),
+          'files_with_matches',
+        ),
         head_limit: integer('Return at most this many lines or entries.'),
         offset: integer('Skip this many lines or entries first.'),
-        multiline: flag('Let the pattern span lines.'),
+        multiline: withDefault(flag('Let the pattern span lines.'), false),
         context: integer('Lines of context around each match.'),
         '-A': integer('Lines of context after each match.'),
         '-B': integer('Lines of context before each match.'),
         '-C': integer('Lines of context around each match.'),
-        '-i': flag('Ignore case.'),
+        '-i': withDefault(flag('Ignore case.'), false),
         '-n': flag('Show line numbers.'),
         '-o': flag('Show only the matching part of each line.'),
       },

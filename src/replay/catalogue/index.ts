@@ -41,6 +41,19 @@ export function catalogue(agent: AgentId): Catalogue {
  * Is this tool read-only for this agent? Only our catalogue decides (an allow-list); unknown/MCP tools are not
  * read-only whatever they claim.
  */
+/**
+ * The arguments of a tool that have a default (from the catalogue's schemas): matching treats a call giving
+ * an argument at its default like one leaving it out.
+ */
+export function toolDefaults(agent: AgentId, toolName: string): Record<string, unknown> | undefined {
+  const spec = catalogue(agent).tools.find((tool) => tool.name === toolName);
+  const out: Record<string, unknown> = {};
+  for (const [key, property] of Object.entries(spec?.parameters.properties ?? {})) {
+    if ('default' in property) out[key] = property.default;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 export function isReadOnly(agent: AgentId, toolName: string): boolean {
   return byName.get(agent)?.get(toolName)?.readOnly === true;
 }

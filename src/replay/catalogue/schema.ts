@@ -7,6 +7,11 @@ function described(schema: JsonSchema, description: string | undefined): JsonSch
   return description === undefined ? schema : { ...schema, description };
 }
 
+/** The value the agent uses when the argument is left out: a call giving it equals one leaving it out. */
+export function withDefault(schema: JsonSchema, value: unknown): JsonSchema {
+  return { ...schema, default: value };
+}
+
 export function text(description?: string): JsonSchema {
   return described({ type: 'string' }, description);
 }
