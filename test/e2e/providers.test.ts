@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -143,6 +143,27 @@ describe.each([false, true])('anthropic provider (stream: %s)', (stream) => {
         { id: 'toolu_x', type: 'function', function: { name: 'Grep', arguments: '{"pattern":"limit"}' } },
       ],
     });
+  });
+});
+
+describe('system prompt', () => {
+  it('is the --system-prompt file when given, else the per-agent default (Claude Code logs record none)', async () => {
+    server = await startModelServer({ responders: [() => ({ text: 'ok' })] });
+    const file = join(dir.path, 'system.txt');
+    writeFileSync(file, 'You are a careful engineer.');
+    expect(
+      (await replay(['--model', 'openai:m', '--base-url', server.baseURL, '--system-prompt', file])).exitCode,
+    ).toBe(0);
+    const given = server.chatRequests().map((r) => r.body?.messages?.[0]);
+    expect(given).toHaveLength(5);
+    expect(given.every((m) => m?.role === 'system' && m.content === 'You are a careful engineer.')).toBe(
+      true,
+    );
+    expect((await replay(['--model', 'openai:m', '--base-url', server.baseURL])).exitCode).toBe(0);
+    const fallback = server.chatRequests()[5]?.body?.messages?.[0];
+    expect(fallback?.role).toBe('system');
+    expect(fallback?.content).not.toBe('You are a careful engineer.');
+    expect(String(fallback?.content).length).toBeGreaterThan(20);
   });
 });
 
