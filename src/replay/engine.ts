@@ -10,7 +10,8 @@ import { compareCalls, type NormalizeContext } from './match.js';
 import type { Pair, PairsWriter } from './pairs.js';
 import { type Completion, type Provider, ProviderError } from './providers/types.js';
 
-export interface ForcedRun {
+/** What every replay run needs, whatever its mode. */
+export interface ReplayRun {
   runId: string;
   model: string;
   provider: Provider;
@@ -18,12 +19,16 @@ export interface ForcedRun {
   runs: RunStore;
   sessionIds: readonly string[];
   writer: PairsWriter;
-  /** Turns already in the pairs file or finished in the store: not asked again. */
-  done: ReadonlySet<string>;
+  /** Forced mode: model calls in flight at once. Free mode: sessions at once (each one's calls in turn). */
   concurrency: number;
   /** Replaces the recorded system prompt (and the per-agent default where none was recorded). */
   systemPrompt?: string;
   onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
+}
+
+export interface ForcedRun extends ReplayRun {
+  /** Turns already in the pairs file or finished in the store: not asked again. */
+  done: ReadonlySet<string>;
 }
 
 interface Job {

@@ -1,33 +1,20 @@
 import { canonicalJson, sha256 } from '../model/canonical-json.js';
 import { type Message, outputText } from '../model/session.js';
 import { turns } from '../model/turns.js';
-import type { RunStore } from '../store/runs.js';
-import type { SessionStore } from '../store/sessions.js';
 import { isReadOnly, toolDefaults, toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
-import { matching, requestMessages } from './engine.js';
+import { matching, type ReplayRun, requestMessages } from './engine.js';
 import { compareCalls } from './match.js';
-import type { Pair, PairsWriter } from './pairs.js';
-import { type Completion, type Provider, ProviderError, RecordingExhausted } from './providers/types.js';
+import type { Pair } from './pairs.js';
+import { type Completion, ProviderError, RecordingExhausted } from './providers/types.js';
 import { type NearCall, ShortCircuit } from './shortcircuit.js';
 
-export interface FreeRun {
-  runId: string;
-  model: string;
-  provider: Provider;
-  sessions: SessionStore;
-  runs: RunStore;
-  sessionIds: readonly string[];
-  writer: PairsWriter;
+export interface FreeRun extends ReplayRun {
   /** Answers of this run already in the pairs file, per session, in turn order: a resumed session goes on from them. */
   existing: ReadonlyMap<string, { turn: number; completion: Assistant }[]>;
-  /** Sessions run at once (each session's own calls are one after another). */
-  concurrency: number;
   onMiss: 'error' | 'stop';
   /** Model calls allowed per session, as a multiple of the original's turns (default 2). */
   maxTurnsFactor: number;
-  systemPrompt?: string;
-  onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
 }
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { ChatMessage } from '../chat.js';
 import { providerError } from './errors.js';
-import type { HttpOptions } from './openai.js';
+import { clientOptions, type HttpOptions } from './openai.js';
 import type { Completion, CompletionRequest, Provider } from './types.js';
 
 type Block = Anthropic.ContentBlockParam;
@@ -100,12 +100,7 @@ function toCompletion(response: Anthropic.Message): Completion {
 
 /** The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
 export function anthropicProvider(options: HttpOptions): Provider {
-  const client = new Anthropic({
-    apiKey: options.apiKey || 'not-needed',
-    baseURL: options.baseURL,
-    timeout: options.timeoutMs,
-    maxRetries: options.maxRetries,
-  });
+  const client = new Anthropic(clientOptions(options));
   return {
     name: options.name,
     async complete(request: CompletionRequest, signal?: AbortSignal) {

@@ -19,15 +19,20 @@ export interface HttpOptions {
 
 type Assistant = Completion['message'];
 
-/** Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp, LM Studio, Ollama, OpenRouter). */
-export function openaiProvider(options: HttpOptions): Provider {
-  const client = new OpenAI({
-    // Local servers need no key; the SDK insists on one.
+/** What both official SDKs' clients take: endpoint, key, timeout, and retries (done by the SDK). */
+export function clientOptions(options: HttpOptions) {
+  return {
+    // Local servers need no key; the SDKs insist on one.
     apiKey: options.apiKey || 'not-needed',
     baseURL: options.baseURL,
     timeout: options.timeoutMs,
     maxRetries: options.maxRetries,
-  });
+  };
+}
+
+/** Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp, LM Studio, Ollama, OpenRouter). */
+export function openaiProvider(options: HttpOptions): Provider {
+  const client = new OpenAI(clientOptions(options));
   return {
     name: options.name,
     async complete(request, signal) {

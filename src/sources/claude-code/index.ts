@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { readLines } from '../lines.js';
+import { readJsonLines } from '../jsonl.js';
 import type { FileResult, SourceAdapter, Warning } from '../types.js';
 import { ClaudeTranscript } from './parse.js';
 import { claudeRoots, metaPathFor } from './paths.js';
@@ -62,50 +62,13 @@ function parseFile(file: string): FileResult {
     readMeta(file, warnings),
     (_, agentId) => subagentFiles(file, agentId).some((path) => existsSync(path)),
   );
-  let lines = 0;
-  let skipped = 0;
-  let parsedBytes = 0;
-  const onOversize = ({ number, bytes }: { number: number; bytes: number }): void => {
-    skipped++;
-    warnings.push({ file, line: number, message: `line of ${bytes} bytes is over the size limit; skipped` });
-  };
-  for (const line of readLines(file, { onOversize })) {
-    lines++;
-    let value: unknown;
-    try {
-      value = JSON.parse(line.text);
-    } catch (error) {
-      if (!line.terminated) {
-        // The writer has not finished this line yet: leave it for the next ingest.
-        warnings.push({
-          file,
-          line: line.number,
-          message: 'last line is incomplete (still being written?); not read yet',
-        });
-        lines--;
-        break;
-      }
-      skipped++;
-      warnings.push({
-        file,
-        line: line.number,
-        message: `not valid JSON (${(error as Error).message}); skipped`,
-      });
-      parsedBytes = line.end;
-      continue;
-    }
-    parsedBytes = line.end;
-    if (line.invalidUtf8)
-      warnings.push({ file, line: line.number, message: 'invalid UTF-8 replaced with U+FFFD' });
-    if (!isEnvelope(value)) {
-      skipped++;
-      warnings.push({ file, line: line.number, message: 'not a transcript record (no "type"); skipped' });
-      continue;
-    }
-    transcript.add(value, line.number);
-  }
+  const read = readJsonLines(file, warnings, (value, line) => {
+    if (!isEnvelope(value)) return 'not a transcript record (no "type")';
+    transcript.add(value, line);
+    return undefined;
+  });
   const { sessions, spawns, notes } = transcript.finish();
-  return { sessions, spawns, warnings, notes, lines, skipped, parsedBytes };
+  return { sessions, spawns, warnings, notes, ...read };
 }
 
 export const claudeCode: SourceAdapter = {

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { readLines } from '../lines.js';
+import { readJsonLines } from '../jsonl.js';
 import type { FileResult, SourceAdapter, Warning } from '../types.js';
 import { CodexRollout } from './parse.js';
 import { codexRoots, idFromName, isRolloutName } from './paths.js';
@@ -45,56 +45,15 @@ function detect(file: string): boolean {
 function parseFile(file: string): FileResult {
   const warnings: Warning[] = [];
   const rollout = new CodexRollout(file, idFromName(file), warnings);
-  let lines = 0;
-  let skipped = 0;
-  let parsedBytes = 0;
-  const onOversize = ({ number, bytes }: { number: number; bytes: number }): void => {
-    skipped++;
-    warnings.push({ file, line: number, message: `line of ${bytes} bytes is over the size limit; skipped` });
-  };
-  for (const line of readLines(file, { onOversize })) {
-    lines++;
-    let value: unknown;
-    try {
-      value = JSON.parse(line.text);
-    } catch (error) {
-      if (!line.terminated) {
-        // The writer has not finished this line yet: leave it for the next ingest.
-        warnings.push({
-          file,
-          line: line.number,
-          message: 'last line is incomplete (still being written?); not read yet',
-        });
-        lines--;
-        break;
-      }
-      skipped++;
-      warnings.push({
-        file,
-        line: line.number,
-        message: `not valid JSON (${(error as Error).message}); skipped`,
-      });
-      parsedBytes = line.end;
-      continue;
-    }
-    parsedBytes = line.end;
-    if (line.invalidUtf8)
-      warnings.push({ file, line: line.number, message: 'invalid UTF-8 replaced with U+FFFD' });
-    const record = readRecord(value, lines === 1);
-    if (record === 'state') continue;
-    if (!record) {
-      skipped++;
-      warnings.push({
-        file,
-        line: line.number,
-        message: 'not a rollout record (no "type" and "payload"); skipped',
-      });
-      continue;
-    }
-    rollout.add(record, line.number);
-  }
+  const read = readJsonLines(file, warnings, (value, line, index) => {
+    const record = readRecord(value, index === 0);
+    if (record === 'state') return undefined;
+    if (!record) return 'not a rollout record (no "type" and "payload")';
+    rollout.add(record, line);
+    return undefined;
+  });
   const { sessions, spawns, notes } = rollout.finish();
-  return { sessions, spawns, warnings, notes, lines, skipped: skipped + rollout.skipped, parsedBytes };
+  return { sessions, spawns, warnings, notes, ...read, skipped: read.skipped + rollout.skipped };
 }
 
 export const codex: SourceAdapter = {

@@ -1,0 +1,63 @@
+import { readLines } from './lines.js';
+import type { Warning } from './types.js';
+
+export interface JsonLinesRead {
+  /** Lines read (a torn last line not counted), lines skipped, and where the next incremental read starts. */
+  lines: number;
+  skipped: number;
+  parsedBytes: number;
+}
+
+/**
+ * Reads every line of a JSON-lines log and hands each parsed value to `take`, which returns a reason when the
+ * value is not a record of its format (the line is then skipped and reported). Bad lines — invalid JSON, too
+ * long, invalid UTF-8 — are reported with file:line and the reading goes on; an unterminated last line that
+ * does not parse is a line still being written, left for the next ingest.
+ */
+export function readJsonLines(
+  file: string,
+  warnings: Warning[],
+  take: (value: unknown, line: number, index: number) => string | undefined,
+): JsonLinesRead {
+  let lines = 0;
+  let skipped = 0;
+  let parsedBytes = 0;
+  const onOversize = ({ number, bytes }: { number: number; bytes: number }): void => {
+    skipped++;
+    warnings.push({ file, line: number, message: `line of ${bytes} bytes is over the size limit; skipped` });
+  };
+  for (const line of readLines(file, { onOversize })) {
+    let value: unknown;
+    try {
+      value = JSON.parse(line.text);
+    } catch (error) {
+      if (!line.terminated) {
+        warnings.push({
+          file,
+          line: line.number,
+          message: 'last line is incomplete (still being written?); not read yet',
+        });
+        break;
+      }
+      lines++;
+      skipped++;
+      warnings.push({
+        file,
+        line: line.number,
+        message: `not valid JSON (${(error as Error).message}); skipped`,
+      });
+      parsedBytes = line.end;
+      continue;
+    }
+    lines++;
+    parsedBytes = line.end;
+    if (line.invalidUtf8)
+      warnings.push({ file, line: line.number, message: 'invalid UTF-8 replaced with U+FFFD' });
+    const rejected = take(value, line.number, lines - 1);
+    if (rejected !== undefined) {
+      skipped++;
+      warnings.push({ file, line: line.number, message: `${rejected}; skipped` });
+    }
+  }
+  return { lines, skipped, parsedBytes };
+}
