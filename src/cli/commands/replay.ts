@@ -242,9 +242,9 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
       );
     }
   }
-  let provider: ReturnType<typeof providerFor>;
+  let provider: Awaited<ReturnType<typeof providerFor>>;
   try {
-    provider = providerFor({
+    provider = await providerFor({
       spec: stored.model,
       ...(stored.baseUrl ? { baseURL: stored.baseUrl } : {}),
       timeoutMs: stored.timeout * 1000,

@@ -1,5 +1,4 @@
-import { anthropicProvider } from './anthropic.js';
-import { type HttpOptions, openaiProvider } from './openai.js';
+import type { HttpOptions } from './openai.js';
 import { recorded } from './recorded.js';
 import type { Provider } from './types.js';
 
@@ -16,8 +15,12 @@ export interface ProviderSettings {
 
 export class ProviderSpecError extends Error {}
 
-/** The provider a `--model` value names, with its endpoint and key from the options or the environment. */
-export function providerFor(settings: ProviderSettings): Provider {
+/**
+ * The provider a `--model` value names, with its endpoint and key from the options or the environment. The
+ * SDKs are loaded only when asked for: they take a third of a second to load, which every other command
+ * (ingest, sessions…) would otherwise pay.
+ */
+export async function providerFor(settings: ProviderSettings): Promise<Provider> {
   const env = settings.env ?? process.env;
   if (settings.spec === 'recorded') return recorded;
   const colon = settings.spec.indexOf(':');
@@ -40,13 +43,13 @@ export function providerFor(settings: ProviderSettings): Provider {
   });
   switch (kind) {
     case 'openai':
-      return openaiProvider(
+      return (await import('./openai.js')).openaiProvider(
         common(settings.baseURL ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', env.OPENAI_API_KEY),
       );
     case 'ollama':
-      return openaiProvider(common(settings.baseURL ?? 'http://127.0.0.1:11434/v1', env.OPENAI_API_KEY));
+      return (await import('./openai.js')).openaiProvider(common(settings.baseURL ?? 'http://127.0.0.1:11434/v1', env.OPENAI_API_KEY));
     case 'anthropic':
-      return anthropicProvider(
+      return (await import('./anthropic.js')).anthropicProvider(
         common(
           settings.baseURL ?? env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com',
           env.ANTHROPIC_API_KEY,
