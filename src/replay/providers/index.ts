@@ -47,7 +47,9 @@ export async function providerFor(settings: ProviderSettings): Promise<Provider>
         common(settings.baseURL ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', env.OPENAI_API_KEY),
       );
     case 'ollama':
-      return (await import('./openai.js')).openaiProvider(common(settings.baseURL ?? 'http://127.0.0.1:11434/v1', env.OPENAI_API_KEY));
+      return (await import('./openai.js')).openaiProvider(
+        common(settings.baseURL ?? 'http://127.0.0.1:11434/v1', env.OPENAI_API_KEY),
+      );
     case 'anthropic':
       return (await import('./anthropic.js')).anthropicProvider(
         common(

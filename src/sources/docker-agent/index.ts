@@ -1,11 +1,11 @@
 import type { Stats } from 'node:fs';
+import { describeSqliteError, openSqlite, type SqliteSnapshot } from '../sqlite.js';
 import type { FileResult, Fingerprint, ParsedSession, SourceAdapter } from '../types.js';
 import { SessionBuilder, Tally } from './parse.js';
 import { dockerAgentStores, isStoreName, statIfPresent, walOf } from './paths.js';
 import { DockerAgentReader } from './read.js';
 import { classify } from './records.js';
 import { readShape, SchemaError, type SqliteShape } from './schema.js';
-import { describeSqliteError, openSnapshot } from './snapshot.js';
 import { Tables } from './tables.js';
 
 /**
@@ -21,7 +21,7 @@ function detect(file: string): boolean {
     return false;
   }
   let tables = shape.tables;
-  if (tables.size === 0 && (statIfPresent(walOf(file))?.size ?? 0) > 0) tables = walTables(file, shape);
+  if (tables.size === 0 && (statIfPresent(walOf(file))?.size ?? 0) > 0) tables = walTables(file);
   switch (classify(tables)) {
     case 'docker-agent':
       return true;
@@ -48,8 +48,17 @@ function shapeOf(file: string): SqliteShape | undefined {
   }
 }
 
-function walTables(file: string, shape: SqliteShape): Map<string, string> {
-  const snapshot = openSnapshot(file, shape.wal);
+/** The store through the shared safe reader; a rollback-mode store with no journal is read in place. */
+function open(file: string): SqliteSnapshot {
+  try {
+    return openSqlite(file, { program: 'docker-agent', inPlace: true });
+  } catch (error) {
+    throw new Error(describeSqliteError(error, 'docker-agent'));
+  }
+}
+
+function walTables(file: string): Map<string, string> {
+  const snapshot = open(file);
   try {
     const rows = snapshot.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all() as {
       name: string;
@@ -57,7 +66,7 @@ function walTables(file: string, shape: SqliteShape): Map<string, string> {
     }[];
     return new Map(rows.map((row) => [row.name, row.sql ?? '']));
   } catch (error) {
-    throw new Error(describeSqliteError(error));
+    throw new Error(describeSqliteError(error, 'docker-agent'));
   } finally {
     snapshot.close();
   }
@@ -73,13 +82,13 @@ function parseFile(file: string): FileResult {
     throw error;
   }
   if (!shape) throw new Error('not a SQLite database');
-  const snapshot = openSnapshot(file, shape.wal);
+  const snapshot = open(file);
   let tables: Tables;
   try {
     tables = new Tables(snapshot.db);
   } catch (error) {
     snapshot.close();
-    throw new Error(describeSqliteError(error));
+    throw new Error(describeSqliteError(error, 'docker-agent'));
   }
   const size = (statIfPresent(file)?.size ?? 0) + (statIfPresent(walOf(file))?.size ?? 0);
   const result: FileResult = {
@@ -97,7 +106,7 @@ function parseFile(file: string): FileResult {
     try {
       yield* reader.sessions();
     } catch (error) {
-      throw new Error(describeSqliteError(error));
+      throw new Error(describeSqliteError(error, 'docker-agent'));
     } finally {
       snapshot.close();
     }

@@ -3,8 +3,8 @@
 // -shm file beside a WAL database. Only the main file is read, so a schema still only in the -wal is not seen.
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { isSqliteHeader } from '../sqlite.js';
 
-const magic = Buffer.from('SQLite format 3\0', 'latin1');
 const headerSize = 100;
 /** A schema larger than this many pages is not a schema. */
 const pageLimit = 10_000;
@@ -17,10 +17,6 @@ export interface SqliteShape {
   wal: boolean;
   /** Table name → its CREATE TABLE statement. */
   tables: Map<string, string>;
-}
-
-export function isSqliteHeader(head: Buffer): boolean {
-  return head.length >= magic.length && head.subarray(0, magic.length).equals(magic);
 }
 
 /** The schema of a SQLite file; undefined when the file is not SQLite at all. */

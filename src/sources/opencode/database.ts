@@ -1,20 +1,10 @@
 // Reading an `opencode.db` without touching it. opencode keeps it in WAL mode and is often running: opening the
-// user's file (even read-only) can write its -shm, take locks, or checkpoint. So the database and its -wal are
-// copied into a private folder first (a reflink where the filesystem has them) and only the copy is opened.
+// user's file (even read-only) can write its -shm, take locks, or checkpoint. So it is read through
+// `../sqlite.ts`, which copies the database and its -wal into a private folder and opens only the copy (always,
+// never in place: a database another process holds a lock on is still read, as of its last commit).
 
-import {
-  closeSync,
-  constants,
-  copyFileSync,
-  mkdtempSync,
-  openSync,
-  readSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { checkHeader, openSqlite, type SqliteSnapshot, sqliteProblem } from '../sqlite.js';
 import type { ParsedSession, Spawn, Warning } from '../types.js';
 import { type Built, buildSession, rowSource, type Tally } from './parse.js';
 import {
@@ -32,74 +22,9 @@ import {
 
 type Db = InstanceType<typeof Database>;
 
-const sqliteHeader = 'SQLite format 3\0';
-
-/** Temporary copies still on disk, removed at exit if a reader was abandoned halfway. */
-const leftovers = new Set<string>();
-process.once('exit', () => {
-  for (const dir of leftovers) rmSync(dir, { recursive: true, force: true });
-});
-
-/** Throws a clear error unless the file starts like an SQLite database. */
-export function checkHeader(file: string): void {
-  const fd = openSync(file, 'r');
-  try {
-    const buffer = Buffer.alloc(100);
-    const read = readSync(fd, buffer, 0, 100, 0);
-    if (buffer.subarray(0, 16).toString('latin1') !== sqliteHeader)
-      throw new Error('not an SQLite database (opencode.db should be one); skipped');
-    if (read < 100) throw new Error('SQLite header cut short (a half-written database?); skipped');
-  } finally {
-    closeSync(fd);
-  }
-}
-
-interface Stamp {
-  size: number;
-  mtimeMs: number;
-}
-
-function stamp(path: string): Stamp | undefined {
-  try {
-    const stat = statSync(path);
-    return { size: stat.size, mtimeMs: stat.mtimeMs };
-  } catch {
-    return undefined;
-  }
-}
-
-const same = (a: Stamp | undefined, b: Stamp | undefined) => a?.size === b?.size && a?.mtimeMs === b?.mtimeMs;
-
-/**
- * Copies the database and its -wal into a private folder. A checkpoint between the two copies would pair a
- * database and a log from different moments, so the copy is retried until neither file moved meanwhile.
- * The -shm is not copied: SQLite rebuilds it from the -wal.
- */
-export function snapshot(file: string): { dir: string; copy: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'replay-history-opencode-'));
-  leftovers.add(dir);
-  const copy = join(dir, basename(file));
-  try {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const before = [stamp(file), stamp(`${file}-wal`)];
-      copyFileSync(file, copy, constants.COPYFILE_FICLONE);
-      rmSync(`${copy}-wal`, { force: true });
-      if (before[1]) copyFileSync(`${file}-wal`, `${copy}-wal`, constants.COPYFILE_FICLONE);
-      const after = [stamp(file), stamp(`${file}-wal`)];
-      if (same(before[0], after[0]) && same(before[1], after[1])) return { dir, copy };
-    }
-  } catch (error) {
-    release(dir);
-    throw error;
-  }
-  release(dir);
-  throw new Error('the database kept changing while it was being copied (opencode is writing); try again');
-}
-
-/** Removes a snapshot folder. */
-export function release(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-  leftovers.delete(dir);
+/** A private read-only copy of an opencode database (see `../sqlite.ts`). */
+export function openDatabase(file: string): SqliteSnapshot {
+  return openSqlite(file, { program: 'opencode' });
 }
 
 /** The conversation rows of the V2 `session_message` table (other types are events, not conversation). */
@@ -125,9 +50,11 @@ export interface DatabaseRead {
   counts: { rows: number; skipped: number };
 }
 
+/** opencode's wording of a SQLite error (its tests pin it): SQLite's message, with a hint for a damaged file. */
 function describeSqlite(error: unknown): Error {
   const message = (error as Error).message;
-  if (/malformed|not a database|file is not|disk image/i.test(message))
+  const problem = sqliteProblem(error);
+  if (problem === 'corrupt' || problem === 'not-sqlite')
     return new Error(`cannot read the database: ${message} (damaged or half-written?)`);
   return new Error(`cannot read the database: ${message}`);
 }
@@ -137,20 +64,23 @@ function describeSqlite(error: unknown): Error {
  * copy opencode 2.x keeps writing); every other session is read from the V1 tables.
  */
 export function readDatabase(file: string, warnings: Warning[], tally: Tally): DatabaseRead {
-  checkHeader(file);
+  try {
+    checkHeader(file, 'opencode.db');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code) throw error;
+    throw new Error(`${(error as Error).message}; skipped`);
+  }
   const spawns: Spawn[] = [];
   const counts = { rows: 0, skipped: 0 };
   const sessions = function* (): Generator<ParsedSession> {
-    const { dir, copy } = snapshot(file);
-    let db: Db | undefined;
+    let snapshot: SqliteSnapshot;
     try {
-      try {
-        db = new Database(copy, { readonly: true, fileMustExist: true });
-        db.pragma('query_only = 1');
-      } catch (error) {
-        throw describeSqlite(error);
-      }
-      const reader = new Reader(db, file, warnings, counts, tally);
+      snapshot = openDatabase(file);
+    } catch (error) {
+      throw error instanceof Database.SqliteError ? describeSqlite(error) : error;
+    }
+    try {
+      const reader = new Reader(snapshot.db, file, warnings, counts, tally);
       const spawnedBy = new Map<string, string>();
       for (const { info, generation } of reader.sessionList()) {
         let built: Built | undefined;
@@ -170,8 +100,7 @@ export function readDatabase(file: string, warnings: Warning[], tally: Tally): D
         if (built.session.messages.length > 0) yield built.session;
       }
     } finally {
-      db?.close();
-      release(dir);
+      snapshot.close();
     }
   };
   return { sessions: { [Symbol.iterator]: sessions }, spawns, counts };

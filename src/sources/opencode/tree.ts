@@ -3,9 +3,8 @@
 
 import { existsSync, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
 import type { Fingerprint, ParsedSession, Spawn, Warning } from '../types.js';
-import { checkHeader, release, snapshot } from './database.js';
+import { openDatabase } from './database.js';
 import { buildSession, type Tally } from './parse.js';
 import { isDatabaseName, messageDir, partDir, treeSession } from './paths.js';
 import {
@@ -71,27 +70,20 @@ function idsIn(file: string): Set<string> {
   if (cached?.key === key) return cached.ids;
   const ids = new Set<string>();
   try {
-    checkHeader(file);
-    const { dir, copy } = snapshot(file);
+    const { db, close } = openDatabase(file);
     try {
-      const db = new Database(copy, { readonly: true, fileMustExist: true });
-      try {
-        const tables = new Set(
-          db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[],
+      const tables = new Set(
+        db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[],
+      );
+      const queries: string[] = [];
+      if (tables.has('message')) queries.push('SELECT DISTINCT session_id FROM message');
+      if (tables.has('session_message'))
+        queries.push(
+          "SELECT DISTINCT session_id FROM session_message WHERE type IN ('user', 'assistant', 'compaction')",
         );
-        const queries: string[] = [];
-        if (tables.has('message')) queries.push('SELECT DISTINCT session_id FROM message');
-        if (tables.has('session_message'))
-          queries.push(
-            "SELECT DISTINCT session_id FROM session_message WHERE type IN ('user', 'assistant', 'compaction')",
-          );
-        for (const query of queries)
-          for (const id of db.prepare(query).pluck().all() as string[]) ids.add(id);
-      } finally {
-        db.close();
-      }
+      for (const query of queries) for (const id of db.prepare(query).pluck().all() as string[]) ids.add(id);
     } finally {
-      release(dir);
+      close();
     }
   } catch {
     // An unreadable database holds nothing we could read instead; its own unit reports the problem.
