@@ -1,4 +1,4 @@
-import { canonicalJson, sha256 } from '../model/canonical-json.js';
+import { sha256 } from '../model/canonical-json.js';
 import type { Message, Session } from '../model/session.js';
 import { type Turn, turns } from '../model/turns.js';
 import type { RunStore } from '../store/runs.js';
@@ -86,15 +86,20 @@ export async function replayForced(run: ForcedRun): Promise<void> {
   for (const job of jobs(run)) {
     if (fatal) break;
     const started = performance.now();
+    // One signal per call, tied to the run's: the SDKs add an abort listener to the signal they are given and
+    // never remove it, so a signal shared by every call would gather one listener per turn (memory, and
+    // adding each is slower than the last).
+    const call = linked(controller.signal);
     const result = run.provider
       .complete(
         { messages: job.messages, tools: job.tools, session: job.session, original: job.turn },
-        controller.signal,
+        call.signal,
       )
       .then((completion) => Object.assign(completion, { latencyMs: Math.round(performance.now() - started) }))
       .catch((error: unknown) =>
         error instanceof ProviderError ? error : new ProviderError((error as Error).message ?? String(error)),
-      );
+      )
+      .finally(call.release);
     window.push({ job, result });
     if (window.length >= run.concurrency) await settle();
   }
@@ -104,6 +109,30 @@ export async function replayForced(run: ForcedRun): Promise<void> {
     await Promise.allSettled(window.map((entry) => entry.result));
     throw fatal;
   }
+}
+
+/** A signal aborted with `parent`, whose link to it is dropped by `release` once the call has settled. */
+function linked(parent: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  parent.addEventListener('abort', abort, { once: true });
+  return { signal: controller.signal, release: () => parent.removeEventListener('abort', abort) };
+}
+
+const toolDigests = new WeakMap<object, string>();
+
+/**
+ * A digest of the request body: the model, the messages and the tools offered. The messages are built by us in
+ * a fixed key order, so plain JSON is canonical here; the tools, the same for every turn of a session and half
+ * of each request, are hashed once per list.
+ */
+export function requestDigest(model: string, messages: readonly ChatMessage[], tools: Pair['tools']): string {
+  let tooled = toolDigests.get(tools);
+  if (tooled === undefined) {
+    tooled = sha256(JSON.stringify(tools));
+    toolDigests.set(tools, tooled);
+  }
+  return sha256(`${model}\0${tooled}\0${JSON.stringify(messages)}`);
 }
 
 function* jobs(run: ForcedRun): Generator<Job> {
@@ -132,14 +161,14 @@ function record(
   outcome: (Completion & { latencyMs?: number }) | ProviderError,
 ): void {
   const { session, turn, number, messages, tools } = job;
-  const requestDigest = sha256(canonicalJson({ model: run.model, messages, tools }));
+  const digest = requestDigest(run.model, messages, tools);
   const original = assistantMessage(turn.response);
   if (outcome instanceof ProviderError) {
     run.runs.saveTurn(run.runId, {
       sessionId: session.id,
       turn: number,
       status: 'failed',
-      requestDigest,
+      requestDigest: digest,
       callsPredicted: 0,
       callsOriginal: original.tool_calls?.length ?? 0,
       callsMatched: 0,
@@ -176,7 +205,7 @@ function record(
     sessionId: session.id,
     turn: number,
     status: 'ok',
-    requestDigest,
+    requestDigest: digest,
     response: outcome.message,
     match: calls.match,
     callsPredicted: calls.predicted,

@@ -1,11 +1,9 @@
-import { canonicalJson, sha256 } from '../model/canonical-json.js';
 import { type Message, outputText } from '../model/session.js';
 import { turns } from '../model/turns.js';
 import { isReadOnly, toolDefaults, toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
-import { matching, type ReplayRun, requestMessages } from './engine.js';
+import { matching, type ReplayRun, requestDigest, requestMessages } from './engine.js';
 import { compareCalls } from './match.js';
-import type { Pair } from './pairs.js';
 import { type Completion, ProviderError, RecordingExhausted } from './providers/types.js';
 import { type NearCall, ShortCircuit } from './shortcircuit.js';
 
@@ -177,7 +175,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
         sessionId: session.id,
         turn: number,
         status: 'failed',
-        requestDigest: digest(run.model, messages, tools),
+        requestDigest: requestDigest(run.model, messages, tools),
         callsPredicted: 0,
         callsOriginal: originals[number - 1]?.tool_calls?.length ?? 0,
         callsMatched: 0,
@@ -219,7 +217,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
       sessionId: session.id,
       turn: number,
       status: 'ok',
-      requestDigest: digest(run.model, messages, tools),
+      requestDigest: requestDigest(run.model, messages, tools),
       response: completion.message,
       match: match.match,
       callsPredicted: match.predicted,
@@ -233,8 +231,4 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
     state = apply(completion.message, true);
   }
   run.runs.setSessionStatus(run.runId, session.id, state === 'diverged' ? 'diverged' : 'done');
-}
-
-function digest(model: string, messages: ChatMessage[], tools: Pair['tools']): string {
-  return sha256(canonicalJson({ model, messages, tools }));
 }

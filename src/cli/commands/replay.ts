@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync, statSync, truncateSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { canonicalJson, sha256 } from '../../model/canonical-json.js';
 import { callKeys } from '../../replay/chat.js';
-import { replayForced } from '../../replay/engine.js';
+import { replayForced, requestDigest } from '../../replay/engine.js';
 import { replayFree } from '../../replay/free.js';
 import { type Pair, PairsFileError, PairsWriter } from '../../replay/pairs.js';
 import { ProviderSpecError, providerFor } from '../../replay/providers/index.js';
@@ -366,7 +365,7 @@ function reconcile(runs: RunStore, recorded: ReadonlySet<string>, pair: Pair): v
     sessionId: pair.session,
     turn: pair.turn,
     status: 'ok',
-    requestDigest: sha256(canonicalJson({ model: pair.model, messages: pair.messages, tools: pair.tools })),
+    requestDigest: requestDigest(pair.model, pair.messages, pair.tools),
     response: pair.completion,
     match: pair.match.tool_calls as Match,
     callsPredicted: predicted.length,
