@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { sha256 } from '../model/canonical-json.js';
 import type { Message, Session } from '../model/session.js';
 import { type Turn, turns } from '../model/turns.js';
@@ -70,6 +71,8 @@ export async function replayForced(run: ForcedRun): Promise<void> {
   const window: { job: Job; result: Promise<Completion | ProviderError> }[] = [];
   let fatal: ProviderError | undefined;
   const controller = new AbortController();
+  // Each call in flight links its own signal to this one (see `linked`): that many listeners is expected.
+  setMaxListeners(Math.max(10, run.concurrency + 10), controller.signal);
 
   const settle = async (): Promise<void> => {
     const head = window.shift();
