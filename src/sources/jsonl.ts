@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { readLines } from './lines.js';
 import type { Warning } from './types.js';
 
@@ -60,4 +61,15 @@ export function readJsonLines(
     }
   }
   return { lines, skipped, parsedBytes };
+}
+
+/** The first bytes of a file as text, for cheap format detection. */
+export function readHead(file: string, bytes = 64 * 1024): string {
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(bytes);
+    return buffer.subarray(0, readSync(fd, buffer, 0, bytes, 0)).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }

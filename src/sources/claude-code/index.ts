@@ -1,6 +1,6 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { readJsonLines } from '../jsonl.js';
+import { readHead, readJsonLines } from '../jsonl.js';
 import type { FileResult, SourceAdapter, Warning } from '../types.js';
 import { ClaudeTranscript } from './parse.js';
 import { claudeRoots, metaPathFor } from './paths.js';
@@ -11,14 +11,7 @@ const sniffBytes = 64 * 1024;
 /** A Claude Code transcript: JSON lines whose records carry a `type` and a `sessionId` or `uuid`. */
 function detect(file: string): boolean {
   if (!file.endsWith('.jsonl')) return false;
-  const fd = openSync(file, 'r');
-  let head: string;
-  try {
-    const buffer = Buffer.alloc(sniffBytes);
-    head = buffer.subarray(0, readSync(fd, buffer, 0, sniffBytes, 0)).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  const head = readHead(file, sniffBytes);
   const lines = head.split('\n');
   // The last piece may be cut by the sniff window; it only counts if it is the whole file.
   if (lines.length > 1) lines.pop();

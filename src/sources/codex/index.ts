@@ -1,5 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
-import { readJsonLines } from '../jsonl.js';
+import { readHead, readJsonLines } from '../jsonl.js';
 import type { FileResult, SourceAdapter, Warning } from '../types.js';
 import { CodexRollout } from './parse.js';
 import { codexRoots, idFromName, isRolloutName } from './paths.js';
@@ -17,14 +16,7 @@ const sessionMetaOpening = /^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"
  */
 function detect(file: string): boolean {
   if (!file.endsWith('.jsonl')) return false;
-  const fd = openSync(file, 'r');
-  let head: string;
-  try {
-    const buffer = Buffer.alloc(sniffBytes);
-    head = buffer.subarray(0, readSync(fd, buffer, 0, sniffBytes, 0)).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  let head = readHead(file, sniffBytes);
   head = head.trimStart();
   const newline = head.indexOf('\n');
   const first = newline === -1 ? head : head.slice(0, newline);
