@@ -20,73 +20,12 @@ import { closeSync, fsyncSync, mkdirSync, openSync, utimesSync, writeSync } from
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { B64, HEX, Rng } from './random.mjs';
 
 const MB = 1e6;
 
 // ---------------------------------------------------------------------------------------------------------
-// Seeded PRNG (mulberry32 through a string hash), as in generate.mjs.
-
-function hashSeed(text) {
-  let h = 1779033703 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    h = Math.imul(h ^ text.charCodeAt(i), 3432918353);
-    h = (h << 13) | (h >>> 19);
-  }
-  h = Math.imul(h ^ (h >>> 16), 2246822507);
-  h = Math.imul(h ^ (h >>> 13), 3266489909);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
-const HEX = '0123456789abcdef';
-const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-class Rng {
-  constructor(seed) {
-    this.state = hashSeed(String(seed)) || 1;
-  }
-  next() {
-    this.state = (this.state + 0x6d2b79f5) | 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(lo, hi) {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
-  }
-  chance(p) {
-    return this.next() < p;
-  }
-  pick(list) {
-    return list[Math.floor(this.next() * list.length)];
-  }
-  weighted(pairs) {
-    let total = 0;
-    for (const [w] of pairs) total += w;
-    let r = this.next() * total;
-    for (const [w, v] of pairs) {
-      r -= w;
-      if (r < 0) return v;
-    }
-    return pairs[pairs.length - 1][1];
-  }
-  normal() {
-    const u = 1 - this.next();
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * this.next());
-  }
-  logNormal(median, sigma) {
-    return median * Math.exp(sigma * this.normal());
-  }
-  chars(alphabet, n) {
-    let s = '';
-    for (let i = 0; i < n; i++) s += alphabet[Math.floor(this.next() * alphabet.length)];
-    return s;
-  }
-  fork(label) {
-    return new Rng(`${this.next()}/${label}`);
-  }
-}
 
 const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, Math.round(v)));
 

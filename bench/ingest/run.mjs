@@ -183,10 +183,14 @@ const log = (text) => process.stderr.write(`${text}\n`);
 // ---------------------------------------------------------------------------------------------------------
 // Corpora
 
-/** A generator's own source is part of the cache key: editing it regenerates that agent's corpora. */
+/**
+ * A generator's own source, and the shared randomness it draws from, are part of the cache key: editing either
+ * regenerates that agent's corpora.
+ */
 const sourceHash = (file) =>
   createHash('sha256')
     .update(readFileSync(join(here, file)))
+    .update(readFileSync(join(here, 'random.mjs')))
     .digest('hex')
     .slice(0, 16);
 
