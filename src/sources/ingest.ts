@@ -1,5 +1,4 @@
 import type { Stats } from 'node:fs';
-import { sessionId } from '../model/ids.js';
 import type { Db } from '../store/db.js';
 import { SourceFiles } from '../store/files.js';
 import { SessionStore } from '../store/sessions.js';
@@ -174,7 +173,7 @@ function ingestFile(
         counted.messages += stored.messages;
         counted.toolCalls += stored.toolCalls;
       }
-      for (const spawn of parsed.spawns) store.saveSpawn(spawn, adapter.agent, sessionId);
+      for (const spawn of parsed.spawns) store.saveSpawn(spawn, adapter.agent);
       files.put({
         path: file,
         agent: adapter.agent,

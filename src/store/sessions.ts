@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { contentHash, fieldsHash } from '../model/canonical-json.js';
+import { sessionId } from '../model/ids.js';
 import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
 import { toolCalls } from '../model/session.js';
 import type { ParsedSession, Spawn } from '../sources/types.js';
@@ -169,10 +170,10 @@ export class SessionStore {
     };
   }
 
-  saveSpawn(spawn: Spawn, agent: AgentId, idOf: (agent: AgentId, sourceId: string) => string): void {
+  saveSpawn(spawn: Spawn, agent: AgentId): void {
     this.sql('INSERT OR REPLACE INTO spawns (child_id, parent_id, tool_call_id) VALUES (?, ?, ?)').run(
-      idOf(agent, spawn.childSourceId),
-      idOf(agent, spawn.parentSourceId),
+      sessionId(agent, spawn.childSourceId),
+      sessionId(agent, spawn.parentSourceId),
       spawn.toolCallId,
     );
   }
@@ -256,7 +257,7 @@ export class SessionStore {
 
   /** Sessions whose id or the agent's own id starts with the prefix. */
   find(prefix: string, limit = 20): SessionRow[] {
-    const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const pattern = `${likeLiteral(prefix)}%`;
     return this.sql(
       `SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' OR source_id LIKE ? ESCAPE '\\'
          ORDER BY started_at LIMIT ?`,
@@ -310,7 +311,7 @@ export class SessionStore {
 
   /** Ids of the sessions read from this file or from files under this directory, oldest first. */
   fromPath(path: string): string[] {
-    const under = `${path.replace(/\/+$/, '').replace(/[\\%_]/g, (c) => `\\${c}`)}/%`;
+    const under = `${likeLiteral(path.replace(/\/+$/, ''))}/%`;
     return this.sql(
       `SELECT id FROM sessions WHERE source_file = ? OR source_file LIKE ? ESCAPE '\\' ORDER BY started_at, id`,
     )
@@ -321,10 +322,6 @@ export class SessionStore {
   /** Every session id, oldest first. */
   allIds(): string[] {
     return this.sql('SELECT id FROM sessions ORDER BY started_at, id').pluck().all() as string[];
-  }
-
-  children(id: string): SessionRow[] {
-    return this.sql('SELECT * FROM sessions WHERE parent_id = ? ORDER BY started_at').all(id) as SessionRow[];
   }
 }
 
@@ -346,6 +343,11 @@ function toRow(m: Message) {
     JSON.stringify(m.source),
   ] as const;
   return { values, hash: fieldsHash(values) };
+}
+
+/** Text matched literally by `LIKE … ESCAPE '\\'`: its own `%`, `_` and `\\` escaped. */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 function toMessage(row: MessageRow): Message {
