@@ -13,7 +13,6 @@
 // or when the size, the seed or that agent's generator changed. Every child is a fresh `node` process; temp dbs
 // are deleted.
 
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   existsSync,
@@ -31,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 // Already a dependency of the CLI: used read-only to count what the store holds after the ingest.
 import Database from 'better-sqlite3';
+import { cpuSeconds, dbBytes, median, removeDb, runNode } from '../children.mjs';
 import { withReadOnly } from './baseline-sqlite.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -234,44 +234,6 @@ function warm(dir) {
 // ---------------------------------------------------------------------------------------------------------
 // Children
 
-/** Runs `node <args>` and returns wall time, exit code, output and the usage the child wrote to a file. */
-function runNode(args, usageFile) {
-  return new Promise((done, fail) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, args, {
-      cwd: repo,
-      env: { ...process.env, BENCH_RSS_FILE: usageFile, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const stdout = [];
-    const stderr = [];
-    child.stdout.on('data', (chunk) => stdout.push(chunk));
-    child.stderr.on('data', (chunk) => stderr.push(chunk));
-    child.on('error', fail);
-    child.on('close', (code, signal) => {
-      const seconds = (performance.now() - started) / 1000;
-      let usage = {};
-      if (existsSync(usageFile)) {
-        usage = JSON.parse(readFileSync(usageFile, 'utf8'));
-        rmSync(usageFile);
-      }
-      done({
-        seconds,
-        code,
-        signal,
-        usage,
-        stdout: Buffer.concat(stdout).toString('utf8'),
-        stderr: Buffer.concat(stderr).toString('utf8'),
-      });
-    });
-  });
-}
-
-function median(list) {
-  const sorted = [...list].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
 /**
  * The run with the median wall time among `runs` repetitions (a single run when runs = 1), with the median
  * peak RSS of all of them: RSS depends on when the GC happens to run and varies more than time does.
@@ -297,22 +259,12 @@ function ingestArgs(c, db, nodeFlags = []) {
   return [...nodeFlags, join(here, 'measure.mjs'), cli, 'ingest', c.root, '--db', db, '--json'];
 }
 
-function removeDb(db) {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
-}
-
 function summaryOf(run) {
   try {
     return JSON.parse(run.stdout).paths[0];
   } catch {
     return undefined;
   }
-}
-
-function dbBytes(db) {
-  let total = 0;
-  for (const suffix of ['', '-wal', '-shm']) if (existsSync(db + suffix)) total += statSync(db + suffix).size;
-  return total;
 }
 
 /** What the store holds, independent of what the CLI printed. */
@@ -373,7 +325,6 @@ async function measure(p, c) {
 const fmtMB = (bytes) => (bytes / MB).toFixed(1);
 const secs = (ms) => (ms / 1000).toFixed(1);
 const mib = (kib) => (kib / 1024).toFixed(0);
-const cpuSeconds = (usage) => ((usage.userCPUTime ?? 0) + (usage.systemCPUTime ?? 0)) / 1e6;
 
 /**
  * Counts the generator knows, against what the ingest reported and what the store holds. `problems` are

@@ -35,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 // Already a dependency of the CLI: used read-only to count what the stores hold.
 import Database from 'better-sqlite3';
+import { cpuSeconds, dbBytes, median, removeDb, runNode } from '../children.mjs';
 import { summarize } from './profile.mjs';
 import { buildSessions } from './sessions.mjs';
 
@@ -75,6 +76,8 @@ if (!existsSync(cli)) {
   process.exit(2);
 }
 
+/** A child of this benchmark: the probe (bench/replay/probe.mjs) reports to the same file as measure.mjs. */
+const runChild = (args, usageFile) => runNode(args, usageFile, { BENCH_PROBE_FILE: usageFile });
 const log = (text) => process.stderr.write(`${text}\n`);
 const sha = (...parts) => {
   const hash = createHash('sha256');
@@ -162,16 +165,6 @@ function storeCounts(db) {
   }
 }
 
-function removeDb(db) {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
-}
-
-function dbBytes(db) {
-  let total = 0;
-  for (const suffix of ['', '-wal', '-shm']) if (existsSync(db + suffix)) total += statSync(db + suffix).size;
-  return total;
-}
-
 /** A private copy of a store for one run: runs add rows, and each run should start from the same store. */
 function copyDb(from, to) {
   removeDb(to);
@@ -205,46 +198,6 @@ async function startServer() {
 
 // ---------------------------------------------------------------------------------------------------------
 // Children
-
-/** Runs `node <args>`; returns wall time, exit code, output and what the child wrote to `usageFile`. */
-function runNode(args, usageFile) {
-  return new Promise((done, fail) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, args, {
-      cwd: repo,
-      env: { ...process.env, BENCH_RSS_FILE: usageFile, BENCH_PROBE_FILE: usageFile, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const stdout = [];
-    const stderr = [];
-    child.stdout.on('data', (chunk) => stdout.push(chunk));
-    child.stderr.on('data', (chunk) => stderr.push(chunk));
-    child.on('error', fail);
-    child.on('close', (code, signal) => {
-      const seconds = (performance.now() - started) / 1000;
-      let usage = {};
-      if (existsSync(usageFile)) {
-        usage = JSON.parse(readFileSync(usageFile, 'utf8'));
-        rmSync(usageFile);
-      }
-      done({
-        seconds,
-        code,
-        signal,
-        usage,
-        stdout: Buffer.concat(stdout).toString('utf8'),
-        stderr: Buffer.concat(stderr).toString('utf8'),
-      });
-    });
-  });
-}
-
-const cpuSeconds = (usage) => ((usage.userCPUTime ?? 0) + (usage.systemCPUTime ?? 0)) / 1e6;
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 /** Counts lines and sums their bytes without holding the file (pairs files reach hundreds of MB). */
 function fileLines(path) {
@@ -316,7 +269,7 @@ async function replayOnce({ server, store, concurrency, scratch, keep, probe = f
   const args = probe
     ? replayArgs(db, out, server.baseURL, concurrency, ['--expose-gc'], join(here, 'probe.mjs'))
     : replayArgs(db, out, server.baseURL, concurrency);
-  const run = await serverDelta(server, () => runNode(args, join(scratch, 'usage.json')));
+  const run = await serverDelta(server, () => runChild(args, join(scratch, 'usage.json')));
   run.summary = parseJson(run.stdout);
   run.pairs = existsSync(out) ? fileLines(out) : { lines: 0, bytes: 0 };
   run.warnings = [...new Set(run.stderr.match(/\w+Warning\b[^\n]*/g) ?? [])];
@@ -340,7 +293,7 @@ async function bareOnce({ server, pairs, concurrency, scratch }) {
     '--concurrency',
     String(concurrency),
   ];
-  const run = await serverDelta(server, () => runNode(args, join(scratch, 'usage.json')));
+  const run = await serverDelta(server, () => runChild(args, join(scratch, 'usage.json')));
   run.report = parseJson(run.stdout);
   if (run.code !== 0 || !run.report)
     throw new Error(`the bare client failed (exit ${run.code}):\n${run.stderr}`);
@@ -413,7 +366,7 @@ async function profiles(server, stores, scratch) {
     ]);
     // Straight to the CLI: no measuring wrapper in the profile.
     args.splice(args.indexOf(measure), 1);
-    const run = await runNode(args, join(scratch, 'usage.json'));
+    const run = await runChild(args, join(scratch, 'usage.json'));
     rmSync(out, { force: true });
     removeDb(db);
     const file = existsSync(dir) ? readdirSync(dir).find((name) => name.endsWith('.cpuprofile')) : undefined;
@@ -704,7 +657,7 @@ try {
   // Every wall time includes starting node; measured on its own (median of 3).
   const startups = [];
   for (let i = 0; i < 3; i++)
-    startups.push((await runNode(['-e', ''], join(scratch, 'startup.json'))).seconds);
+    startups.push((await runChild(['-e', ''], join(scratch, 'startup.json'))).seconds);
   const startup = median(startups);
 
   const small = corpus.stores[0];

@@ -1,0 +1,62 @@
+// What both benchmarks (ingest, replay) need to run and measure child processes, and to handle the stores they
+// leave behind.
+
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Runs `node <args>` in the repository; returns wall time, exit code, output and what the child wrote to
+ * `usageFile` (bench/ingest/measure.mjs writes its peak RSS and CPU time there).
+ */
+export function runNode(args, usageFile, env = {}) {
+  return new Promise((done, fail) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, args, {
+      cwd: repo,
+      env: { ...process.env, BENCH_RSS_FILE: usageFile, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const stdout = [];
+    const stderr = [];
+    child.stdout.on('data', (chunk) => stdout.push(chunk));
+    child.stderr.on('data', (chunk) => stderr.push(chunk));
+    child.on('error', fail);
+    child.on('close', (code, signal) => {
+      const seconds = (performance.now() - started) / 1000;
+      let usage = {};
+      if (existsSync(usageFile)) {
+        usage = JSON.parse(readFileSync(usageFile, 'utf8'));
+        rmSync(usageFile);
+      }
+      done({
+        seconds,
+        code,
+        signal,
+        usage,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+      });
+    });
+  });
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+export const cpuSeconds = (usage) => ((usage.userCPUTime ?? 0) + (usage.systemCPUTime ?? 0)) / 1e6;
+
+export function removeDb(db) {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
+}
+
+export function dbBytes(db) {
+  let total = 0;
+  for (const suffix of ['', '-wal', '-shm']) if (existsSync(db + suffix)) total += statSync(db + suffix).size;
+  return total;
+}
