@@ -16,10 +16,10 @@
 // (1 MB = 10^6 bytes). `toolUses` counts each call once: the calls of a copied history are the parent's.
 // CLI:    node bench/ingest/generate-codex.mjs --dir /tmp/corpus --megabytes 50 [--seed 1]
 
-import { closeSync, fsyncSync, mkdirSync, openSync, utimesSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { JsonlWriter } from './jsonl-writer.mjs';
 import { B64, HEX, Rng } from './random.mjs';
 
 const MB = 1e6;
@@ -131,44 +131,6 @@ class Stats {
     this.mix[kind] = entry;
     this.bytes += bytes;
     this.lines++;
-  }
-}
-
-class Writer {
-  constructor(path, stats) {
-    mkdirSync(join(path, '..'), { recursive: true });
-    this.path = path;
-    this.fd = openSync(path, 'w');
-    this.stats = stats;
-    this.parts = [];
-    this.pending = 0;
-    this.bytes = 0;
-    stats.files++;
-  }
-  write(kind, line) {
-    const text = `${line}\n`;
-    const n = Buffer.byteLength(text);
-    if (n > MB) this.stats.hugeLines++;
-    this.parts.push(text);
-    this.pending += n;
-    this.bytes += n;
-    this.stats.add(kind, n);
-    if (this.pending >= 1 << 20) this.flush();
-  }
-  flush() {
-    if (this.parts.length === 0) return;
-    writeSync(this.fd, this.parts.join(''));
-    this.parts = [];
-    this.pending = 0;
-  }
-  /** mtime = the last timestamp written, so stat is reproducible; fsync so write-back does not skew a timing. */
-  close(mtimeMs) {
-    this.flush();
-    fsyncSync(this.fd);
-    closeSync(this.fd);
-    const t = new Date(mtimeMs);
-    utimesSync(this.path, t, t);
-    this.stats.largestFile = Math.max(this.stats.largestFile, this.bytes);
   }
 }
 
@@ -579,7 +541,7 @@ function runSession(g, { rng, project, clock, target, image = false }) {
     model: rng.weighted(MODELS),
     version: rng.weighted(VERSIONS),
     clock,
-    writer: new Writer(rolloutPath(g.root, clock, id), g.stats),
+    writer: new JsonlWriter(rolloutPath(g.root, clock, id), g.stats),
   });
   g.stats.sessions.main++;
   session.meta();
@@ -657,7 +619,7 @@ function spawnChild(g, parent) {
     version: parent.version,
     clock: parent.clock + 5,
     source,
-    writer: new Writer(rolloutPath(g.root, parent.clock + 5, childId), g.stats),
+    writer: new JsonlWriter(rolloutPath(g.root, parent.clock + 5, childId), g.stats),
   });
   child.keepHistory = false;
   g.stats.sessions.subagent++;

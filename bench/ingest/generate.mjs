@@ -13,10 +13,11 @@
 // Module: `generate({ dir, megabytes, seed })` → { files, bytes, lines, ... } (1 MB = 10^6 bytes).
 // CLI:    node bench/ingest/generate.mjs --dir /tmp/corpus --megabytes 50 [--seed 1]
 
-import { closeSync, fsyncSync, mkdirSync, openSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { JsonlWriter } from './jsonl-writer.mjs';
 import { B58, B64, Rng } from './random.mjs';
 
 const MB = 1e6;
@@ -172,46 +173,6 @@ class Stats {
   }
 }
 
-class JsonlWriter {
-  constructor(path, stats) {
-    mkdirSync(join(path, '..'), { recursive: true });
-    this.path = path;
-    this.fd = openSync(path, 'w');
-    this.stats = stats;
-    this.parts = [];
-    this.pending = 0;
-    this.bytes = 0;
-    stats.files++;
-  }
-  write(kind, value) {
-    const line = `${JSON.stringify(value)}\n`;
-    const n = Buffer.byteLength(line);
-    if (n > MB) this.stats.hugeLines++;
-    this.parts.push(line);
-    this.pending += n;
-    this.bytes += n;
-    this.stats.add(kind, n);
-    if (this.pending >= 1 << 20) this.flush();
-  }
-  flush() {
-    if (this.parts.length === 0) return;
-    writeSync(this.fd, this.parts.join(''));
-    this.parts = [];
-    this.pending = 0;
-  }
-  /** mtime = the last timestamp written, so the files look like a real history (and stat is reproducible). */
-  close(mtimeMs) {
-    this.flush();
-    // On disk before anything is timed: write-back of a fresh corpus would otherwise run during the first
-    // measurement and slow it down.
-    fsyncSync(this.fd);
-    closeSync(this.fd);
-    const t = new Date(mtimeMs);
-    utimesSync(this.path, t, t);
-    this.stats.largestFile = Math.max(this.stats.largestFile, this.bytes);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Projects: a cwd, the directory name Claude Code derives from it, files, branches and hook configuration.
 
@@ -341,7 +302,7 @@ class Transcript {
   chained(kind, body, { parent = this.last, dt = 3, tail } = {}) {
     const uuid = this.rng.uuid();
     const line = Object.assign(this.head(parent), body, { uuid, timestamp: this.tick(dt) }, tail);
-    this.writer.write(kind, line);
+    this.writer.writeJson(kind, line);
     this.last = uuid;
     return uuid;
   }
@@ -383,7 +344,7 @@ class Transcript {
         backupTime: new Date(this.clock).toISOString(),
       };
     }
-    this.writer.write('file-history-snapshot', {
+    this.writer.writeJson('file-history-snapshot', {
       type: 'file-history-snapshot',
       messageId,
       snapshot: { messageId: promptId, trackedFileBackups, timestamp: new Date(this.clock).toISOString() },
@@ -991,7 +952,7 @@ class Transcript {
             { type: 'text', text },
           ]
         : text;
-      this.writer.write(
+      this.writer.writeJson(
         'user',
         Object.assign(this.head(this.last), {
           type: 'user',
@@ -1044,7 +1005,7 @@ class Transcript {
   queue(operation, content) {
     const line = { type: 'queue-operation', operation, timestamp: this.tick(5), sessionId: this.sessionId };
     if (content !== undefined) line.content = content;
-    this.writer.write('queue-operation', line);
+    this.writer.writeJson('queue-operation', line);
   }
 
   /** `/mcp`, `/model` and friends: a caveat, the command, its stdout, and system/local_command lines. */
@@ -1138,7 +1099,7 @@ class Transcript {
 
     const boundary = rng.uuid();
     const head = this.head(null);
-    this.writer.write(
+    this.writer.writeJson(
       'system/compact_boundary',
       Object.assign({ parentUuid: null, logicalParentUuid: before }, head, {
         type: 'system',

@@ -184,13 +184,14 @@ const log = (text) => process.stderr.write(`${text}\n`);
 // Corpora
 
 /**
- * A generator's own source, and the shared randomness it draws from, are part of the cache key: editing either
+ * A generator's own source, and the shared modules it draws from, are part of the cache key: editing any of them
  * regenerates that agent's corpora.
  */
 const sourceHash = (file) =>
   createHash('sha256')
     .update(readFileSync(join(here, file)))
     .update(readFileSync(join(here, 'random.mjs')))
+    .update(readFileSync(join(here, 'jsonl-writer.mjs')))
     .digest('hex')
     .slice(0, 16);
 
