@@ -15,43 +15,17 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
+import { Rng as SharedRng } from './random.mjs';
 
 const MB = 1e6;
 
-// Seeded PRNG (mulberry32 through a string hash): any seed value is reproducible.
-function hashSeed(text) {
-  let h = 1779033703 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    h = Math.imul(h ^ text.charCodeAt(i), 3432918353);
-    h = (h << 13) | (h >>> 19);
-  }
-  h = Math.imul(h ^ (h >>> 16), 2246822507);
-  h = Math.imul(h ^ (h >>> 13), 3266489909);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
 const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-class Rng {
-  constructor(seed) {
-    this.state = hashSeed(String(seed)) || 1;
-  }
-  next() {
-    this.state = (this.state + 0x6d2b79f5) | 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(lo, hi) {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
-  }
-  chance(p) {
-    return this.next() < p;
-  }
-  pick(list) {
-    return list[Math.floor(this.next() * list.length)];
-  }
+/**
+ * The shared generator with this corpus's own `chars` and `logNormal` (their signatures and tails differ from
+ * the other generators', and the corpus must stay byte-identical).
+ */
+class Rng extends SharedRng {
   chars(n, alphabet = B62) {
     let out = '';
     for (let i = 0; i < n; i++) out += alphabet[Math.floor(this.next() * alphabet.length)];
