@@ -5,6 +5,7 @@ import { registerReplay } from './commands/replay.js';
 import { registerRuns } from './commands/runs.js';
 import { registerSessions } from './commands/sessions.js';
 import { registerShow } from './commands/show.js';
+import { registerVerify } from './commands/verify.js';
 import { ExitCode, UserError } from './errors.js';
 import { formatError, say } from './output.js';
 
@@ -17,6 +18,7 @@ export function program(): Command {
         'Logs are ingested into a SQLite store; see each command’s --help for examples.',
     )
     .version(version)
+    .enablePositionalOptions()
     .showHelpAfterError('(add --help for usage)')
     .exitOverride()
     .addHelpText(
@@ -33,6 +35,7 @@ Example:
   registerShow(cli);
   registerReplay(cli);
   registerRuns(cli);
+  registerVerify(cli);
   for (const command of cli.commands) command.exitOverride();
   return cli;
 }

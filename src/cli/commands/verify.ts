@@ -1,0 +1,150 @@
+import { spawn } from 'node:child_process';
+import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { Checker, canonicalPath } from '../../verify/check.js';
+import { describeOutcome, failed, formatJunit, formatReport, type Outcome } from '../../verify/report.js';
+import { probeSandbox, SandboxUnavailable, sandboxed } from '../../verify/sandbox.js';
+import { ExitCode, UserError } from '../errors.js';
+import { err, progressBar, say, writeOut } from '../output.js';
+import { jsonOption } from './options.js';
+
+interface VerifyOptions {
+  watch: string[];
+  exclude: string[];
+  json?: boolean;
+  junit?: string;
+  sandbox?: boolean;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+export function registerVerify(program: Command): void {
+  program
+    .command('verify')
+    .description('run a command and prove it changed nothing on disk under the watched directories')
+    .argument('<command>', 'the command to run (put -- before it)')
+    .argument('[args...]', 'its arguments')
+    .option('--watch <dir>', 'a directory to check, repeatable (default: the current directory)', collect, [])
+    .option(
+      '--exclude <path>',
+      'a file or directory left out, with everything below it, repeatable (exact paths)',
+      collect,
+      [],
+    )
+    .option('--junit <file>', 'also write the verdict as JUnit XML, for CI test reporters')
+    .option(
+      '--sandbox',
+      'run the command under bubblewrap: watched directories read-only, no network (Linux, bwrap installed)',
+    )
+    .addOption(jsonOption())
+    .passThroughOptions()
+    .addHelpText(
+      'after',
+      `
+Two layers check every entry under the watched directories: a manifest taken before and after the command
+(type, mode, owner, size, mtime, ctime, inode, link target, and a sha256 of each file's content) is the
+verdict; a file-system watcher (inotify) running meanwhile says when a change happened and catches files that
+came and went. Reported kinds: created, modified, deleted, renamed, mode changed, type changed, link retargeted,
+created and deleted. Access times are never compared: reading is not a side effect.
+
+The command's stdin, stdout and stderr are passed through; with --json its stdout goes to stderr so that stdout
+holds only the report. Hashes are cached between runs (in $XDG_CACHE_HOME/replay-history), so a second check
+of the same tree reads only the files whose inode, size or times changed.
+
+Exit codes: 3 if anything changed, 1 if the command failed and nothing changed, 0 if it succeeded and nothing
+changed, 2 if it could not be run.
+
+Examples:
+  $ replay-history verify -- npm test
+  $ replay-history verify --watch ~/src/app --exclude ~/src/app/node_modules -- make check
+  $ replay-history verify --json --junit verify.xml -- replay-history replay --all
+  $ replay-history verify --sandbox --watch . -- ./agent.sh`,
+    )
+    .action(async (command: string, args: string[], options: VerifyOptions) => {
+      process.exitCode = await verify([command, ...args], options);
+    });
+}
+
+async function verify(argv: string[], options: VerifyOptions): Promise<number> {
+  const watch = options.watch.length > 0 ? options.watch : ['.'];
+  for (const dir of watch) {
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      throw new UserError(`--watch ${dir}: no such directory`, 'name a directory that exists');
+  }
+  let runArgv = argv;
+  if (options.sandbox) {
+    try {
+      probeSandbox();
+    } catch (error) {
+      if (error instanceof SandboxUnavailable) throw new UserError(error.message, error.hint);
+      throw error;
+    }
+    runArgv = sandboxed(argv, {
+      readOnly: watch.map(canonicalPath),
+      writable: options.exclude.map(canonicalPath),
+    });
+  }
+  const junit = options.junit ? resolve(options.junit) : undefined;
+  const bar = progressBar('verify');
+  const started = performance.now();
+  const checker = await Checker.start({
+    roots: watch,
+    exclude: [...options.exclude, ...(junit ? [junit, `${junit}.tmp`] : [])],
+    progress: (phase, n) => bar.update(n, n, phase === 'before' ? 'entries before' : 'entries after'),
+  });
+  bar.end();
+  const outcome = await runCommand(runArgv, options.json === true);
+  outcome.argv = argv;
+  const report = await checker.finish();
+  bar.end();
+  const seconds = (performance.now() - started) / 1000;
+
+  const code =
+    report.changes.length > 0
+      ? ExitCode.sideEffects
+      : outcome.error
+        ? ExitCode.usage
+        : failed(outcome)
+          ? ExitCode.failure
+          : ExitCode.ok;
+  if (junit) {
+    writeFileSync(`${junit}.tmp`, formatJunit(report, outcome, seconds));
+    renameSync(`${junit}.tmp`, junit);
+  }
+  if (options.json) {
+    writeOut(JSON.stringify({ exitCode: code, command: outcome, ...report }, null, 2));
+  } else {
+    say(formatReport(report));
+    const line = `command ${describeOutcome(outcome)}`;
+    say(failed(outcome) ? err.red(line) : err.dim(line));
+  }
+  return code;
+}
+
+/** Runs the command with stdio passed through, and tells how it ended; a signal to us is passed on to it. */
+function runCommand(argv: string[], stdoutToStderr: boolean): Promise<Outcome> {
+  return new Promise((done) => {
+    const [file, ...args] = argv as [string, ...string[]];
+    const child = spawn(file, args, { stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'] });
+    const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+    const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => {
+      const handler = forward(signal);
+      process.on(signal, handler);
+      return [signal, handler] as const;
+    });
+    const finish = (outcome: Outcome) => {
+      for (const [signal, handler] of handlers) process.off(signal, handler);
+      done(outcome);
+    };
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      finish({
+        argv,
+        exitCode: null,
+        signal: null,
+        error: error.code === 'ENOENT' ? `${file}: command not found` : error.message,
+      }),
+    );
+    child.once('exit', (exitCode, signal) => finish({ argv, exitCode, signal }));
+  });
+}

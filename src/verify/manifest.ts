@@ -1,0 +1,202 @@
+import { createHash } from 'node:crypto';
+import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, writeSync } from 'node:fs';
+import { readLines } from '../sources/lines.js';
+import { comparePaths, type Entry, entryOf } from './entry.js';
+
+const chunk = Buffer.allocUnsafe(1024 * 1024);
+
+/** sha256 of a file's content, read in fixed chunks (constant memory whatever its size). */
+export function hashFile(path: string): { hash?: string; error?: string } {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    return { error: (error as NodeJS.ErrnoException).code ?? 'EIO' };
+  }
+  try {
+    const hash = createHash('sha256');
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      hash.update(chunk.subarray(0, n));
+    }
+    return { hash: hash.digest('hex') };
+  } catch (error) {
+    return { error: (error as NodeJS.ErrnoException).code ?? 'EIO' };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function code(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? 'EIO';
+}
+
+function statEntry(path: string): Entry | undefined {
+  const stats = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  if (!stats) return undefined;
+  const entry = entryOf(path, stats);
+  if (entry.type === 'symlink') {
+    try {
+      entry.target = readlinkSync(path);
+    } catch (error) {
+      entry.unreadable = code(error);
+    }
+  }
+  return entry;
+}
+
+/** An entry that could not be looked at: recorded so the report can say what was not checked. */
+function placeholder(path: string, reason: string): Entry {
+  return {
+    path,
+    type: 'file',
+    mode: 0,
+    uid: 0,
+    gid: 0,
+    size: 0,
+    mtime: '0',
+    ctime: '0',
+    dev: '0',
+    ino: '0',
+    nlink: 0,
+    unreadable: reason,
+  };
+}
+
+function join(dir: string, name: string): string {
+  return dir === '/' ? `/${name}` : `${dir}/${name}`;
+}
+
+const byName = (a: string, b: string) => comparePaths(a, b);
+
+/**
+ * Every entry under the roots, in `comparePaths` order, without following symlinks. Roots must be absolute,
+ * resolved and not nested in one another; an excluded path is left out with everything below it. Only the
+ * names of the directories on the current path are held, so memory does not grow with the tree.
+ */
+export function* walk(roots: readonly string[], excluded: ReadonlySet<string>): Generator<Entry> {
+  for (const root of [...roots].sort(comparePaths)) {
+    if (excluded.has(root)) continue;
+    const top = statEntry(root);
+    if (!top) continue;
+    // Each frame: a directory and its sorted names not yet visited, last name first (popped).
+    const stack: { dir: string; names: string[] }[] = [];
+    const enter = (entry: Entry) => {
+      if (entry.type !== 'directory') return;
+      try {
+        const names = readdirSync(entry.path).sort(byName).reverse();
+        stack.push({ dir: entry.path, names });
+      } catch (error) {
+        entry.unreadable = code(error);
+      }
+    };
+    enter(top);
+    yield top;
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1] as { dir: string; names: string[] };
+      const name = frame.names.pop();
+      if (name === undefined) {
+        stack.pop();
+        continue;
+      }
+      const path = join(frame.dir, name);
+      if (excluded.has(path)) continue;
+      let entry: Entry | undefined;
+      try {
+        entry = statEntry(path);
+        // A name that is not valid UTF-8 comes back altered and cannot be looked up: say so, never skip it.
+        if (!entry && name.includes('\uFFFD')) entry = placeholder(path, 'EILSEQ');
+      } catch (error) {
+        entry = placeholder(path, code(error));
+      }
+      if (!entry) continue; // removed between the listing and the look-up
+      enter(entry);
+      yield entry;
+    }
+  }
+}
+
+/** Writes entries as JSON lines through a buffer, so a manifest of any size streams to disk. */
+export class ManifestWriter {
+  private readonly fd: number;
+  private pending: string[] = [];
+  private bytes = 0;
+  count = 0;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'w', 0o600);
+  }
+
+  add(entry: Entry): void {
+    const line = `${JSON.stringify(entry)}\n`;
+    this.pending.push(line);
+    this.bytes += line.length;
+    this.count++;
+    if (this.bytes > 256 * 1024) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    writeSync(this.fd, this.pending.join(''));
+    this.pending = [];
+    this.bytes = 0;
+  }
+
+  close(): void {
+    this.flush();
+    closeSync(this.fd);
+  }
+}
+
+export function* readManifest(path: string): Generator<Entry> {
+  for (const line of readLines(path)) yield JSON.parse(line.text) as Entry;
+}
+
+/**
+ * Steps through a sorted manifest alongside a walk: `find(path)` returns the entry for that path if the
+ * manifest has one, skipping past the ones before it. Paths must be asked for in ascending order.
+ */
+export class SortedLookup {
+  private readonly entries: Iterator<Entry>;
+  private current: Entry | undefined;
+
+  constructor(entries: Iterable<Entry>) {
+    this.entries = entries[Symbol.iterator]();
+    this.current = this.next();
+  }
+
+  private next(): Entry | undefined {
+    const step = this.entries.next();
+    return step.done ? undefined : step.value;
+  }
+
+  find(path: string): Entry | undefined {
+    while (this.current && comparePaths(this.current.path, path) < 0) this.current = this.next();
+    return this.current && this.current.path === path ? this.current : undefined;
+  }
+}
+
+/** Pairs of the same path from two sorted streams: [before, after], one side missing when the other is new. */
+export function* mergeSorted(
+  before: Iterable<Entry>,
+  after: Iterable<Entry>,
+): Generator<[Entry | undefined, Entry | undefined]> {
+  const b = before[Symbol.iterator]();
+  const a = after[Symbol.iterator]();
+  let x = b.next();
+  let y = a.next();
+  while (!x.done || !y.done) {
+    if (y.done || (!x.done && comparePaths(x.value.path, y.value.path) < 0)) {
+      yield [x.value as Entry, undefined];
+      x = b.next();
+    } else if (x.done || comparePaths(x.value.path, y.value.path) > 0) {
+      yield [undefined, y.value];
+      y = a.next();
+    } else {
+      yield [x.value, y.value];
+      x = b.next();
+      y = a.next();
+    }
+  }
+}
