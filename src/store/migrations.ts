@@ -131,4 +131,34 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX run_misses_run ON run_misses (run_id);
     `,
   },
+  {
+    name: 'm003_run_checks',
+    sql: `
+      -- The side-effect check around a run (each attempt: a resumed run is checked again), and what it found.
+      CREATE TABLE run_checks (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        roots TEXT NOT NULL,             -- JSON: the directories checked
+        entries INTEGER NOT NULL,        -- entries in the final manifest
+        changes INTEGER NOT NULL,
+        summary TEXT NOT NULL            -- JSON: manifest counts and times, watcher status, gaps
+      );
+      CREATE INDEX run_checks_run ON run_checks (run_id);
+
+      CREATE TABLE run_changes (
+        check_id INTEGER NOT NULL REFERENCES run_checks (id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,              -- created | modified | deleted | renamed | mode changed | …
+        path TEXT NOT NULL,
+        from_path TEXT,                  -- renamed: where it was
+        type TEXT NOT NULL,              -- file | directory | symlink | …
+        fields TEXT NOT NULL,            -- JSON: what differs
+        detail TEXT,
+        layers TEXT NOT NULL,            -- JSON: manifest, watcher
+        time TEXT                        -- when the watcher first saw it
+      );
+      CREATE INDEX run_changes_check ON run_changes (check_id);
+    `,
+  },
 ];

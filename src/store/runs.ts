@@ -40,6 +40,36 @@ export interface MissRecord {
   policy: 'error' | 'stop';
 }
 
+/** One change a side-effect check found (see src/verify/diff.ts). */
+export interface ChangeRecord {
+  kind: string;
+  path: string;
+  from?: string;
+  type: string;
+  fields: string[];
+  detail?: string;
+  layers: string[];
+  time?: string;
+}
+
+/** A side-effect check around (one attempt of) a run. */
+export interface CheckRecord {
+  startedAt: string;
+  finishedAt: string;
+  roots: string[];
+  entries: number;
+  /** Manifest counts and times, watcher status, gaps: kept as the checker reported them. */
+  summary: unknown;
+  changes: ChangeRecord[];
+}
+
+/** What the checks of a run found, for listings. */
+export interface CheckSummary {
+  checks: number;
+  changes: number;
+  roots: string[];
+}
+
 /** Per-run figures, computed by SQL over the run's turns. */
 export interface RunFigures {
   sessions: number;
@@ -66,8 +96,90 @@ export interface RunFigures {
 export class RunStore {
   private readonly sql: (text: string) => Statement;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.sql = statementCache(db);
+  }
+
+  /** Stores a check and its changes at once: a run is never left with half a list of side effects. */
+  saveCheck(runId: string, check: CheckRecord): void {
+    this.db.transaction(() => {
+      const { lastInsertRowid } = this.sql(
+        `INSERT INTO run_checks (run_id, started_at, finished_at, roots, entries, changes, summary)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        runId,
+        check.startedAt,
+        check.finishedAt,
+        JSON.stringify(check.roots),
+        check.entries,
+        check.changes.length,
+        JSON.stringify(check.summary),
+      );
+      const insert = this.sql(
+        `INSERT INTO run_changes (check_id, kind, path, from_path, type, fields, detail, layers, time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      for (const change of check.changes) {
+        insert.run(
+          lastInsertRowid,
+          change.kind,
+          change.path,
+          change.from ?? null,
+          change.type,
+          JSON.stringify(change.fields),
+          change.detail ?? null,
+          JSON.stringify(change.layers),
+          change.time ?? null,
+        );
+      }
+    })();
+  }
+
+  /** Checks of a run so far; `checks` is 0 for a run from before the checker existed. */
+  checkSummary(runId: string): CheckSummary {
+    const rows = this.sql('SELECT roots, changes FROM run_checks WHERE run_id = ? ORDER BY id').all(
+      runId,
+    ) as {
+      roots: string;
+      changes: number;
+    }[];
+    const roots = new Set<string>();
+    for (const row of rows) for (const root of JSON.parse(row.roots) as string[]) roots.add(root);
+    return {
+      checks: rows.length,
+      changes: rows.reduce((n, row) => n + row.changes, 0),
+      roots: [...roots],
+    };
+  }
+
+  /** Every change found around a run, in the order found. */
+  *changes(runId: string): Generator<ChangeRecord> {
+    const rows = this.sql(
+      `SELECT c.kind, c.path, c.from_path, c.type, c.fields, c.detail, c.layers, c.time
+       FROM run_changes c JOIN run_checks k ON k.id = c.check_id
+       WHERE k.run_id = ? ORDER BY c.rowid`,
+    ).iterate(runId) as Iterable<{
+      kind: string;
+      path: string;
+      from_path: string | null;
+      type: string;
+      fields: string;
+      detail: string | null;
+      layers: string;
+      time: string | null;
+    }>;
+    for (const row of rows) {
+      yield {
+        kind: row.kind,
+        path: row.path,
+        ...(row.from_path ? { from: row.from_path } : {}),
+        type: row.type,
+        fields: JSON.parse(row.fields) as string[],
+        ...(row.detail ? { detail: row.detail } : {}),
+        layers: JSON.parse(row.layers) as string[],
+        ...(row.time ? { time: row.time } : {}),
+      };
+    }
   }
 
   create(

@@ -16,6 +16,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { collectGarbage } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
+import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
 import { formatFigures, runJson } from './runs.js';
 
 interface ReplayOptions {
@@ -37,6 +38,8 @@ interface ReplayOptions {
   retries: number;
   stream?: boolean;
   maxTokens?: number;
+  watch: string[];
+  exclude: string[];
 }
 
 /** What a run needs to be resumed exactly as it was started. */
@@ -52,6 +55,9 @@ interface StoredOptions {
   retries: number;
   stream: boolean;
   maxTokens?: number;
+  /** Absolute; missing in runs stored before the checker existed. */
+  watch?: string[];
+  exclude?: string[];
 }
 
 const positive = (name: string) => (value: string) => {
@@ -125,6 +131,13 @@ export function registerReplay(program: Command): void {
       'cap on each answer (Anthropic requires one: default 4096)',
       positive('--max-tokens'),
     )
+    .option(
+      '--watch <dir>',
+      'also check this directory for side effects, repeatable (each session’s recorded cwd is checked when it exists here)',
+      collect,
+      [],
+    )
+    .option('--exclude <path>', 'leave this path out of the side-effect check, repeatable', collect, [])
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
@@ -137,6 +150,11 @@ not hold is a miss, stored with the nearest recorded calls. Each turn becomes on
 and its figures go into the store (see: replay-history runs). A failed turn is recorded with its error and
 the run goes on; a wrong key or unknown model stops it at once. Killed? Rerun with --resume RUN_ID.
 
+The run is checked for side effects as \`replay-history verify\` does: a manifest of every entry under the
+recorded cwd of each session (where it exists on this machine) and each --watch directory before and after,
+with a file-system watcher meanwhile. The store, the pairs file and the checker's own files are left out. Any
+change is stored with the run (replay-history runs RUN_ID lists them) and makes the run exit 3.
+
 Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY; local servers need none.
 
 Examples:
@@ -144,7 +162,8 @@ Examples:
   $ replay-history replay 6f1c2a34 --model ollama:qwen2.5-coder:7b --out qwen.jsonl
   $ replay-history replay --all --model openai:gpt-4o-mini --concurrency 8 --json
   $ replay-history replay 6f1c2a34 --mode free --on-miss stop --model anthropic:claude-sonnet-4-5
-  $ replay-history replay --resume run_20261130T101500_3f9a2c`,
+  $ replay-history replay --resume run_20261130T101500_3f9a2c
+  $ replay-history replay 6f1c2a34 --watch ~/src/app --exclude ~/src/app/node_modules`,
     )
     .action(async (targets: string[], options: ReplayOptions) => {
       const db = openDb(options.db);
@@ -155,6 +174,8 @@ Examples:
       }
     });
 }
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Turns between two full garbage collections during a replay. */
 const gcEvery = 256;
@@ -226,7 +247,13 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
       retries: options.retries,
       stream: options.stream === true,
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+      watch: options.watch.map((dir) => resolve(dir)),
+      exclude: options.exclude.map((path) => resolve(path)),
     };
+    for (const dir of stored.watch ?? []) {
+      if (!existsSync(dir) || !statSync(dir).isDirectory())
+        throw new UserError(`--watch ${dir}: no such directory`, 'name a directory that exists');
+    }
     sessionIds = resolveTargets(db, targets, options.all === true);
     outFile = resolve(options.out);
     const holds = existsSync(outFile) && statSync(outFile).size > 0;
@@ -289,6 +316,14 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
     runs.create({ id: runId, model: stored.model, mode: stored.mode, options: stored, outFile }, sessionIds);
   const done = new Set([...runs.doneTurns(runId), ...opened.done]);
 
+  const check = await startCheck({
+    runId,
+    dbFile: options.db,
+    outFile,
+    cwds: sessionIds.map((id) => sessions.row(id)?.cwd ?? null),
+    watch: stored.watch ?? [],
+    exclude: stored.exclude ?? [],
+  });
   const started = performance.now();
   const bar = progressBar('replay');
   let asked = 0;
@@ -296,10 +331,12 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
   const interrupted = () => {
     runs.finish(runId, 'interrupted');
     bar.end();
+    check.checker?.abandon();
     say(`\ninterrupted; continue with: replay-history replay --resume ${runId}`);
     process.exit(130);
   };
   process.once('SIGINT', interrupted);
+  let failure: unknown;
   try {
     const common = {
       runId,
@@ -330,28 +367,40 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
     runs.finish(runId, 'done');
   } catch (error) {
     runs.finish(runId, 'failed', (error as Error).message);
-    if (error instanceof ProviderError) {
-      throw new UserError(
-        error.message,
-        `nothing more was asked; fix it and continue with --resume ${runId}`,
-        ExitCode.failure,
-      );
-    }
-    throw error;
+    failure = error;
   } finally {
     process.off('SIGINT', interrupted);
     bar.end();
     opened.writer.close();
   }
+  // The check is finished and stored whatever became of the run: side effects matter most when it failed.
+  const report = await finishCheck(check, runs, runId);
+  const sideEffects = report !== undefined && report.changes.length > 0;
+  if (failure !== undefined) {
+    if (report && !options.json) say(formatCheck(check, report));
+    if (failure instanceof ProviderError) {
+      throw new UserError(
+        failure.message,
+        `nothing more was asked; fix it and continue with --resume ${runId}`,
+        sideEffects ? ExitCode.sideEffects : ExitCode.failure,
+      );
+    }
+    throw failure;
+  }
 
   const figures = runs.figures(runId);
   const seconds = (performance.now() - started) / 1000;
   const run = runs.get(runId);
-  if (run && options.json) writeOut(JSON.stringify(runJson(run, figures, seconds), null, 2));
-  else if (run) {
+  if (run && options.json) {
+    writeOut(
+      JSON.stringify({ ...runJson(run, figures, seconds), sideEffects: checkJson(check, report) }, null, 2),
+    );
+  } else if (run) {
     writeOut(formatFigures(run, figures, seconds));
+    writeOut(formatCheck(check, report));
     say(`${err.dim('pairs:')} ${outFile}`);
   }
+  if (sideEffects) return ExitCode.sideEffects;
   return figures.turnsFailed > 0 ? ExitCode.failure : ExitCode.ok;
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { openDb } from '../../store/db.js';
-import { type RunFigures, type RunRow, RunStore } from '../../store/runs.js';
+import { type CheckSummary, type RunFigures, type RunRow, RunStore } from '../../store/runs.js';
+import { UserError } from '../errors.js';
 import { table, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
 
@@ -9,6 +10,12 @@ const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
 function wallSeconds(run: RunRow): number | null {
   if (!run.finished_at) return null;
   return (Date.parse(run.finished_at) - Date.parse(run.started_at)) / 1000;
+}
+
+/** What the side-effect checks of a run found, for the RUNS table: – when it was never checked. */
+function sideEffectsCell(check: CheckSummary): string {
+  if (check.checks === 0) return '–';
+  return check.changes === 0 ? 'none' : String(check.changes);
 }
 
 /** A run and its figures as machine output (`runs --json`, `replay --json`). */
@@ -54,7 +61,8 @@ export function formatFigures(run: RunRow, f: RunFigures, seconds = wallSeconds(
 export function registerRuns(program: Command): void {
   program
     .command('runs')
-    .description('list replay runs with their figures')
+    .description('list replay runs with their figures, or show one run with its side effects')
+    .argument('[run-id]', 'show this run: its figures and every side effect its checks found')
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
@@ -62,23 +70,41 @@ export function registerRuns(program: Command): void {
       `
 Figures per run: turns done and failed, how the model's tool calls compare with the original's (exact,
 normalized, differ; precision and recall over calls), the first divergent turn of each session, tokens and
-time.
+time, and the side effects the checker found around it (– for a run that watched no directory).
 
 Examples:
   $ replay-history runs
-  $ replay-history runs --json`,
+  $ replay-history runs --json
+  $ replay-history runs run_20261130T101500_3f9a2c`,
     )
-    .action((options: { db: string; json?: boolean }) => {
+    .action((id: string | undefined, options: { db: string; json?: boolean }) => {
       const db = openDb(options.db);
       try {
         const store = new RunStore(db);
+        if (id !== undefined) {
+          showRun(store, id, options.json === true);
+          return;
+        }
         const rows: string[][] = [
-          ['RUN', 'MODEL', 'MODE', 'STATUS', 'TURNS', 'FAILED', 'EXACT', 'PRECISION', 'RECALL', 'STARTED'],
+          [
+            'RUN',
+            'MODEL',
+            'MODE',
+            'STATUS',
+            'TURNS',
+            'FAILED',
+            'EXACT',
+            'PRECISION',
+            'RECALL',
+            'SIDE EFFECTS',
+            'STARTED',
+          ],
         ];
         const json: unknown[] = [];
         for (const run of [...store.list()]) {
           const f = store.figures(run.id);
-          if (options.json) json.push(runJson(run, f));
+          const check = store.checkSummary(run.id);
+          if (options.json) json.push({ ...runJson(run, f), sideEffects: check });
           else {
             rows.push([
               run.id,
@@ -90,6 +116,7 @@ Examples:
               String(f.matches.exact),
               percent(f.precision),
               percent(f.recall),
+              sideEffectsCell(check),
               run.started_at.replace('T', ' ').slice(0, 16),
             ]);
           }
@@ -102,4 +129,29 @@ Examples:
         db.close();
       }
     });
+}
+
+function showRun(store: RunStore, id: string, json: boolean): void {
+  const run = store.get(id);
+  if (!run) throw new UserError(`no run '${id}'`, 'run replay-history runs to list them');
+  const figures = store.figures(id);
+  const check = store.checkSummary(id);
+  const changes = [...store.changes(id)];
+  if (json) {
+    writeOut(JSON.stringify({ ...runJson(run, figures), sideEffects: { ...check, list: changes } }, null, 2));
+    return;
+  }
+  const lines = [formatFigures(run, figures)];
+  if (check.checks === 0) lines.push('side effects not checked (no directory was watched)');
+  else if (changes.length === 0) lines.push(`side effects none under ${check.roots.join(', ')}`);
+  else {
+    lines.push(`side effects ${changes.length} under ${check.roots.join(', ')}:`);
+    for (const c of changes) {
+      const path = c.from ? `${c.from} → ${c.path}` : c.path;
+      lines.push(
+        `  ${c.kind}  ${path}${c.detail && !c.from ? ` · ${c.detail}` : ''} · ${c.layers.join('+')}${c.time ? ` ${c.time}` : ''}`,
+      );
+    }
+  }
+  writeOut(lines.join('\n'));
 }
