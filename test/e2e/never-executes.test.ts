@@ -98,6 +98,12 @@ describe('a replay never executes a recorded tool', () => {
       const result = await replay('forced', server, join(dir.path, 'forced.jsonl'));
       expect(result.exitCode).toBe(0);
       expect(JSON.parse(result.stdout)).toMatchObject({ turnsDone: 4, turnsFailed: 0 });
+      // The checker watched the recorded cwd (which holds the victim) for the whole run and found nothing.
+      expect(JSON.parse(result.stdout).sideEffects).toMatchObject({
+        checked: true,
+        roots: [dir.path],
+        changes: [],
+      });
       expect(server.chatRequests()).toHaveLength(4);
     } finally {
       await server.close();
@@ -115,6 +121,7 @@ describe('a replay never executes a recorded tool', () => {
         turnsDone: 4,
         misses: 0,
         matches: { exact: 3, none: 1 },
+        sideEffects: { checked: true, roots: [dir.path], changes: [] },
       });
       // What the model was told each call returned: the recording, not anything this machine did.
       const last = server.chatRequests()[3]?.body?.messages ?? [];
