@@ -1,9 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { type Change, compare, pairRenames, settle } from './diff.js';
-import { comparePaths, type Entry, sameStat } from './entry.js';
+import { comparePaths, type Entry, parentOf, sameStat } from './entry.js';
 import { hashFile, ManifestWriter, mergeSorted, readManifest, SortedLookup, walk } from './manifest.js';
 import { Watcher, type WatcherStatus } from './watcher.js';
 
@@ -74,6 +84,9 @@ const racyNs = 2_000_000_000n;
  * and went in between.
  */
 export class Checker {
+  /** The identity of each excluded path when the run started (see `identity`). */
+  private readonly excludedBefore = new Map<string, string>();
+
   private constructor(
     private readonly roots: string[],
     private readonly excluded: Set<string>,
@@ -100,6 +113,7 @@ export class Checker {
       ownCache = true;
     }
     cacheDir = canonicalPath(cacheDir);
+    removeStale(cacheDir);
     const excluded = new Set([...(options.exclude ?? []).map(canonicalPath), cacheDir]);
     const key = createHash('sha256')
       .update(JSON.stringify({ roots, excluded: [...excluded].sort() }))
@@ -154,6 +168,7 @@ export class Checker {
 
   private takeBefore(): void {
     const started = performance.now();
+    for (const path of this.excluded) this.excludedBefore.set(path, identity(path));
     let cache: SortedLookup | undefined;
     let cacheWritten = 0n;
     if (existsSync(this.cacheFile)) {
@@ -229,14 +244,20 @@ export class Checker {
       changes.push({
         kind: 'created and deleted',
         path,
-        type: 'file',
+        // Gone before the second manifest, and the watcher does not say what it was.
+        type: 'unknown',
         fields: [],
         detail: seen.created ? 'appeared and was removed during the run' : 'touched and gone by the end',
         layers: ['watcher'],
       });
     }
     let missed = 0;
-    const settled = settle(changes);
+    // An excluded entry made, removed or replaced changes the listing of the directory holding it: that directory
+    // is not reported for it (as it is not for a reported entry).
+    const explained = new Set<string>();
+    for (const [path, before] of this.excludedBefore)
+      if (identity(path) !== before) explained.add(parentOf(path));
+    const settled = settle(changes, explained);
     for (const change of settled) {
       const seen =
         this.watcher.seen.get(change.path) ?? (change.from ? this.watcher.seen.get(change.from) : undefined);
@@ -278,6 +299,44 @@ export class Checker {
     for (const excluded of this.excluded)
       if (path === excluded || path.startsWith(`${excluded}/`)) return true;
     return false;
+  }
+}
+
+/** Temporary manifests left by a checker that was killed (its pid is in the name and no longer runs). */
+function removeStale(cacheDir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(cacheDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^[0-9a-f]{16}\.(\d+)\.[0-9a-f]{8}\.(before|after)$/.exec(name)?.[1];
+    if (!pid || alive(Number(pid))) continue;
+    rmSync(join(cacheDir, name), { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * What an excluded path is, without looking inside it, or '' when there is none. With its ctime: a file system
+ * may give a freed inode number to the next entry made (ext4 does), so a replaced entry can have the same one.
+ */
+function identity(path: string): string {
+  try {
+    const stats = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+    return stats ? `${stats.dev}:${stats.ino}:${stats.mode & 0o170000n}:${stats.ctimeNs}` : '';
+  } catch (error) {
+    // Below a file or an unreadable directory: nothing there that could change a listing we compare.
+    return (error as NodeJS.ErrnoException).code ?? 'EIO';
   }
 }
 

@@ -50,6 +50,15 @@ function differing(before: Entry, after: Entry): string[] {
   return fields;
 }
 
+/**
+ * Setting the access time (touch -a, utimes keeping mtime) moves ctime to the same instant, and reading does not
+ * move ctime at all: when ctime alone changed and the access time is now at or after it, the access time is all
+ * that changed. A change that leaves atime behind ctime (extended attributes, ACLs) is still reported.
+ */
+function accessOnly(before: Entry, after: Entry): boolean {
+  return before.atime !== after.atime && BigInt(after.atime) >= BigInt(after.ctime);
+}
+
 /** How one path changed between the two manifests, or nothing if it did not. */
 export function compare(before: Entry, after: Entry): Change | undefined {
   if (before.type !== after.type) {
@@ -65,6 +74,7 @@ export function compare(before: Entry, after: Entry): Change | undefined {
   if (sameEntry(before, after)) return undefined;
   const fields = differing(before, after);
   if (fields.length === 0) return undefined;
+  if (fields.length === 1 && fields[0] === 'ctime' && accessOnly(before, after)) return undefined;
   const change: Change = {
     kind: 'modified',
     path: after.path,
@@ -151,10 +161,10 @@ const bookkeeping = new Set(['mtime', 'ctime', 'size', 'links']);
 /**
  * The final list: entries that moved with a renamed directory are left to that rename, and a directory whose
  * only change is the bookkeeping of its entries (mtime, size, link count) is left out when a change of one of
- * those entries is reported. A directory that changed with nothing to show for it stays: something was made and
- * removed there.
+ * those entries is reported, or when it is in `explained` (an excluded entry in it was made or removed). A
+ * directory that changed with nothing to show for it stays: something was made and removed there.
  */
-export function settle(changes: Change[]): Change[] {
+export function settle(changes: Change[], explained: ReadonlySet<string> = new Set()): Change[] {
   const renamedTo = new Map<string, string>();
   for (const change of changes)
     if (change.kind === 'renamed' && change.from) renamedTo.set(change.from, change.path);
@@ -177,7 +187,7 @@ export function settle(changes: Change[]): Change[] {
           change.kind === 'modified' &&
           change.type === 'directory' &&
           change.fields.every((field) => bookkeeping.has(field)) &&
-          parents.has(change.path)
+          (parents.has(change.path) || explained.has(change.path))
         ),
     )
     .sort((a, b) => comparePaths(a.path, b.path));

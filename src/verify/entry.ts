@@ -7,7 +7,9 @@ export type EntryType =
   | 'fifo'
   | 'socket'
   | 'character device'
-  | 'block device';
+  | 'block device'
+  /** Only for what came and went during a run: nothing was left to look at. */
+  | 'unknown';
 
 /**
  * One entry under a watched root as a manifest records it. Times and inode numbers are decimal strings:
@@ -23,6 +25,8 @@ export interface Entry {
   size: number;
   mtime: string;
   ctime: string;
+  /** Never compared on its own (reading is not a side effect); it only explains a change of ctime alone. */
+  atime: string;
   dev: string;
   ino: string;
   nlink: number;
@@ -54,6 +58,7 @@ export function entryOf(path: string, stats: BigIntStats): Entry {
     size: Number(stats.size),
     mtime: stats.mtimeNs.toString(),
     ctime: stats.ctimeNs.toString(),
+    atime: stats.atimeNs.toString(),
     dev: stats.dev.toString(),
     ino: stats.ino.toString(),
     nlink: Number(stats.nlink),

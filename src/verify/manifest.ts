@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
 import { readLines } from '../sources/lines.js';
 import { comparePaths, type Entry, entryOf } from './entry.js';
 
@@ -9,7 +18,8 @@ const chunk = Buffer.allocUnsafe(1024 * 1024);
 export function hashFile(path: string): { hash?: string; error?: string } {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    // Never follow a symlink swapped in since the lstat, never block on a FIFO swapped in.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     return { error: (error as NodeJS.ErrnoException).code ?? 'EIO' };
   }
@@ -57,6 +67,7 @@ function placeholder(path: string, reason: string): Entry {
     size: 0,
     mtime: '0',
     ctime: '0',
+    atime: '0',
     dev: '0',
     ino: '0',
     nlink: 0,

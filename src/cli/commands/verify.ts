@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Checker, canonicalPath } from '../../verify/check.js';
 import { describeOutcome, failed, formatJunit, formatReport, type Outcome } from '../../verify/report.js';
@@ -94,7 +94,12 @@ async function verify(argv: string[], options: VerifyOptions): Promise<number> {
     progress: (phase, n) => bar.update(n, n, phase === 'before' ? 'entries before' : 'entries after'),
   });
   bar.end();
-  const outcome = await runCommand(runArgv, options.json === true);
+  // bubblewrap reports a command it cannot find as a failure of the command (exit 1): look for it first, so that
+  // it is still 'could not be run' (exit 2). The sandbox sees the same file system, so the answer holds there.
+  const outcome =
+    options.sandbox && !findable(argv[0] as string)
+      ? { argv, exitCode: null, signal: null, error: `${argv[0]}: command not found` }
+      : await runCommand(runArgv, options.json === true);
   outcome.argv = argv;
   const report = await checker.finish();
   bar.end();
@@ -120,6 +125,20 @@ async function verify(argv: string[], options: VerifyOptions): Promise<number> {
     say(failed(outcome) ? err.red(line) : err.dim(line));
   }
   return code;
+}
+
+/** Whether `file` names an executable, as a path or found on PATH the way execvp looks for it. */
+function findable(file: string): boolean {
+  const dirs = (process.env.PATH ?? '').split(':').map((dir) => dir || '.');
+  const candidates = file.includes('/') ? [file] : dirs.map((dir) => join(dir, file));
+  return candidates.some((path) => {
+    try {
+      accessSync(path, constants.X_OK);
+      return statSync(path).isFile();
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Runs the command with stdio passed through, and tells how it ended; a signal to us is passed on to it. */
