@@ -5,6 +5,7 @@ import { registerReplay } from './commands/replay.js';
 import { registerRuns } from './commands/runs.js';
 import { registerSessions } from './commands/sessions.js';
 import { registerShow } from './commands/show.js';
+import { registerStats } from './commands/stats.js';
 import { registerVerify } from './commands/verify.js';
 import { ExitCode, UserError } from './errors.js';
 import { formatError, say } from './output.js';
@@ -35,6 +36,7 @@ Example:
   registerShow(cli);
   registerReplay(cli);
   registerRuns(cli);
+  registerStats(cli);
   registerVerify(cli);
   for (const command of cli.commands) command.exitOverride();
   return cli;

@@ -7,6 +7,7 @@ import { turnKey } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
 import { catalogue, toolDefaults, toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
+import { elideOptions, elideRepeats, type ShownSettings, savings } from './elide.js';
 import { compareCalls, type NormalizeContext } from './match.js';
 import type { Pair, PairsWriter } from './pairs.js';
 import { type Completion, type Provider, ProviderError } from './providers/types.js';
@@ -25,6 +26,8 @@ export interface ReplayRun {
   /** Replaces the recorded system prompt (and the per-agent default where none was recorded). */
   systemPrompt?: string;
   onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
+  /** How tool results are shown: repeats elided, long ones cut. Absent: as recorded. */
+  shown?: ShownSettings;
 }
 
 export interface ForcedRun extends ReplayRun {
@@ -38,6 +41,8 @@ interface Job {
   number: number;
   messages: ChatMessage[];
   tools: Pair['tools'];
+  elided: number;
+  bytesSaved: number;
 }
 
 /** How a session's calls are compared: paths relative to its cwd, arguments at the catalogue's defaults. */
@@ -144,15 +149,22 @@ function* jobs(run: ForcedRun): Generator<Job> {
     if (!loaded) continue;
     const { session, own } = loaded;
     const tools = chatTools(toolsFor(session));
+    const shown = elideOptions(session.agent, run.shown);
     for (const turn of turns(session.messages, own)) {
       const number = turn.index + 1;
       if (run.done.has(turnKey(session.id, number))) continue;
+      const { messages, fates } = shown
+        ? elideRepeats(turn.context, shown)
+        : { messages: turn.context, fates: [] };
+      const saved = savings(fates);
       yield {
         session,
         turn,
         number,
-        messages: requestMessages(session, turn.context, run.systemPrompt),
+        messages: requestMessages(session, messages, run.systemPrompt),
         tools,
+        elided: saved.elided,
+        bytesSaved: saved.bytesSaved,
       };
     }
   }
@@ -176,6 +188,8 @@ function record(
       callsOriginal: original.tool_calls?.length ?? 0,
       callsMatched: 0,
       error: outcome.message,
+      resultsElided: job.elided,
+      bytesSaved: job.bytesSaved,
     });
     run.onTurn?.({ sessionId: session.id, turn: number, ok: false });
     return;
@@ -217,6 +231,8 @@ function record(
     promptTokens: usage.prompt_tokens,
     completionTokens: usage.completion_tokens,
     latencyMs: outcome.latencyMs ?? 0,
+    resultsElided: job.elided,
+    bytesSaved: job.bytesSaved,
   });
   run.onTurn?.({ sessionId: session.id, turn: number, ok: true });
 }

@@ -1,7 +1,8 @@
-import { type Message, outputText } from '../model/session.js';
+import { type Message, outputText, type ToolResult } from '../model/session.js';
 import { turns } from '../model/turns.js';
 import { isReadOnly, toolDefaults, toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
+import { callKey, Elider, elideOptions, type ResultFate, savings, showThrough } from './elide.js';
 import { matching, type ReplayRun, requestDigest, requestMessages } from './engine.js';
 import { compareCalls } from './match.js';
 import { type Completion, ProviderError, RecordingExhausted } from './providers/types.js';
@@ -16,6 +17,15 @@ export interface FreeRun extends ReplayRun {
 }
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
+
+/** A call's arguments as the short-circuit takes them: JSON, or the raw text when it is not JSON. */
+function parseArguments(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return { raw };
+  }
+}
 
 /** What the model is told when it asks for a call the recording does not hold. */
 export function missMessage(name: string, nearest: NearCall[]): string {
@@ -91,11 +101,36 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
     defaults: (tool) => toolDefaults(session.agent, tool),
   });
   const budget = Math.max(1, Math.ceil(originals.length * run.maxTurnsFactor));
+  // --elide-repeats / --max-result-bytes over the live context, which only grows: one elider for the session.
+  const shown = elideOptions(session.agent, run.shown);
+  const elider = shown ? new Elider(shown) : undefined;
+  const totals = { elided: 0, bytesSaved: 0 };
+  const tally = (fates: ResultFate[]) => {
+    const saved = savings(fates);
+    totals.elided += saved.elided;
+    totals.bytesSaved += saved.bytesSaved;
+  };
+  /** What the model is shown for a result given to one of its calls. */
+  const show = (callId: string, name: string, result: ToolResult): string => {
+    if (!elider) return outputText(result.output);
+    const { shown: out, fate } = elider.result({ ...result, callId, name });
+    tally([fate]);
+    return outputText(out.output);
+  };
+  /** Calls of a completion that ask again for what the model was shown as a marker. */
+  const reasks = (completion: Assistant): number =>
+    elider
+      ? (completion.tool_calls ?? []).filter((call) =>
+          elider.elided(callKey(call.function.name, parseArguments(call.function.arguments))),
+        ).length
+      : 0;
 
   // The opening context: what came before the first user turn (inherited history, a recorded system
   // prompt), with the system prompt as a forced-mode turn would have it, then the first user turn.
   const opening = session.messages.slice(0, own).concat(blocks[0] ?? []);
-  const context: ChatMessage[] = requestMessages(session, opening, run.systemPrompt);
+  const openingShown = elider ? showThrough(elider, opening) : { messages: opening, fates: [] };
+  tally(openingShown.fates);
+  const context: ChatMessage[] = requestMessages(session, openingShown.messages, run.systemPrompt);
   let next = 1;
   let number = 0;
 
@@ -106,19 +141,21 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
     if (calls.length === 0) {
       const block = blocks[next++];
       if (!block) return 'end';
-      context.push(...chatMessages(block));
+      const blockShown = elider ? showThrough(elider, block) : { messages: block, fates: [] };
+      tally(blockShown.fates);
+      context.push(...chatMessages(blockShown.messages));
       return 'go';
     }
     for (const call of calls) {
-      let input: unknown;
-      try {
-        input = JSON.parse(call.function.arguments);
-      } catch {
-        input = { raw: call.function.arguments };
-      }
+      const input = parseArguments(call.function.arguments);
+      elider?.call(call.id, call.function.name, input);
       const answer = circuit.answer(call.function.name, input);
       if (answer.kind === 'hit') {
-        context.push({ role: 'tool', tool_call_id: call.id, content: outputText(answer.result.output) });
+        context.push({
+          role: 'tool',
+          tool_call_id: call.id,
+          content: show(call.id, call.function.name, answer.result),
+        });
         continue;
       }
       if (live) {
@@ -131,10 +168,16 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
         });
       }
       if (run.onMiss === 'stop') return 'diverged';
+      const miss = missMessage(call.function.name, answer.nearest);
       context.push({
         role: 'tool',
         tool_call_id: call.id,
-        content: missMessage(call.function.name, answer.nearest),
+        content: show(call.id, call.function.name, {
+          type: 'tool_result',
+          callId: call.id,
+          output: miss,
+          isError: true,
+        }),
       });
     }
     return 'go';
@@ -151,6 +194,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
   while (state === 'go' && number < budget) {
     number++;
     const messages = context.slice();
+    const shownSoFar = { ...totals };
     const started = performance.now();
     let completion: Completion;
     try {
@@ -180,6 +224,8 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
         callsOriginal: originals[number - 1]?.tool_calls?.length ?? 0,
         callsMatched: 0,
         error: failure.message,
+        resultsElided: shownSoFar.elided,
+        bytesSaved: shownSoFar.bytesSaved,
       });
       run.runs.setSessionStatus(run.runId, session.id, 'failed');
       run.onTurn?.({ sessionId: session.id, turn: number, ok: false });
@@ -226,6 +272,9 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       latencyMs: latency,
+      resultsElided: shownSoFar.elided,
+      bytesSaved: shownSoFar.bytesSaved,
+      reasks: reasks(completion.message),
     });
     run.onTurn?.({ sessionId: session.id, turn: number, ok: true });
     state = apply(completion.message, true);

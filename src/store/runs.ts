@@ -30,6 +30,11 @@ export interface TurnRecord {
   completionTokens?: number;
   latencyMs?: number;
   error?: string;
+  /** --elide-repeats: results of the context shown as a marker, and the bytes that saved. */
+  resultsElided?: number;
+  bytesSaved?: number;
+  /** Free mode: calls asking again for a result the model had been shown as a marker. */
+  reasks?: number;
 }
 
 export interface MissRecord {
@@ -89,6 +94,8 @@ export interface RunFigures {
   promptTokens: number;
   completionTokens: number;
   latencyMs: number;
+  /** --elide-repeats, summed over the turns' contexts (a result elided in every later context counts in each). */
+  elision: { resultsElided: number; bytesSaved: number; reasks: number };
   /** Per session: the first turn whose tool calls differ from the original's, or null. */
   firstDivergence: { sessionId: string; turn: number | null }[];
 }
@@ -244,8 +251,8 @@ export class RunStore {
     this.sql(
       `INSERT OR REPLACE INTO run_turns (run_id, session_id, turn, status, request_digest, response, match,
          calls_predicted, calls_original, calls_matched, prompt_tokens, completion_tokens, latency_ms, error,
-         finished_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         finished_at, results_elided, bytes_saved, reasks)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       runId,
       turn.sessionId,
@@ -262,6 +269,9 @@ export class RunStore {
       turn.latencyMs ?? null,
       turn.error ?? null,
       new Date().toISOString(),
+      turn.resultsElided ?? 0,
+      turn.bytesSaved ?? 0,
+      turn.reasks ?? 0,
     );
   }
 
@@ -297,7 +307,9 @@ export class RunStore {
          coalesce(sum(match = 'differs'), 0) AS differs, coalesce(sum(match = 'none'), 0) AS none,
          coalesce(sum(calls_predicted), 0) AS predicted, coalesce(sum(calls_original), 0) AS original,
          coalesce(sum(calls_matched), 0) AS matched, coalesce(sum(prompt_tokens), 0) AS prompt,
-         coalesce(sum(completion_tokens), 0) AS completion, coalesce(sum(latency_ms), 0) AS latency
+         coalesce(sum(completion_tokens), 0) AS completion, coalesce(sum(latency_ms), 0) AS latency,
+         coalesce(sum(results_elided), 0) AS elided, coalesce(sum(bytes_saved), 0) AS saved,
+         coalesce(sum(reasks), 0) AS reasks
        FROM run_turns WHERE run_id = ?`,
     ).get(runId) as Record<string, number>;
     const misses = this.sql('SELECT count(*) FROM run_misses WHERE run_id = ?').pluck().get(runId) as number;
@@ -326,6 +338,7 @@ export class RunStore {
       promptTokens: n('prompt'),
       completionTokens: n('completion'),
       latencyMs: n('latency'),
+      elision: { resultsElided: n('elided'), bytesSaved: n('saved'), reasks: n('reasks') },
       firstDivergence: divergence,
     };
   }

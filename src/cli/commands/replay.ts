@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, realpathSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { callKeys } from '../../replay/chat.js';
+import type { ShownSettings } from '../../replay/elide.js';
 import { replayForced, requestDigest } from '../../replay/engine.js';
 import { replayFree } from '../../replay/free.js';
 import { type Pair, PairsFileError, PairsWriter } from '../../replay/pairs.js';
 import { ProviderSpecError, providerFor } from '../../replay/providers/index.js';
 import { ProviderError } from '../../replay/providers/types.js';
-import { ingest } from '../../sources/ingest.js';
 import { type Db, openDb } from '../../store/db.js';
 import { type Match, RunStore, turnKey } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
@@ -18,6 +18,7 @@ import { err, progressBar, say, warn, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
 import { formatFigures, runJson } from './runs.js';
+import { resolveTargets } from './targets.js';
 
 interface ReplayOptions {
   db: string;
@@ -40,6 +41,9 @@ interface ReplayOptions {
   maxTokens?: number;
   watch: string[];
   exclude: string[];
+  elideRepeats?: boolean;
+  elideTool: string[];
+  maxResultBytes?: number;
 }
 
 /** What a run needs to be resumed exactly as it was started. */
@@ -58,6 +62,7 @@ interface StoredOptions {
   /** Absolute; missing in runs stored before the checker existed. */
   watch?: string[];
   exclude?: string[];
+  shown?: ShownSettings;
 }
 
 const positive = (name: string) => (value: string) => {
@@ -132,6 +137,21 @@ export function registerReplay(program: Command): void {
       positive('--max-tokens'),
     )
     .option(
+      '--elide-repeats',
+      'show a read-only tool result identical to one already in the context as a one-line marker',
+    )
+    .option(
+      '--elide-tool <name>',
+      'treat this tool as read-only for --elide-repeats too, repeatable (the catalogue decides otherwise)',
+      collect,
+      [],
+    )
+    .option(
+      '--max-result-bytes <n>',
+      'cut each tool result shown to the model to this many bytes, with a note saying so',
+      positive('--max-result-bytes'),
+    )
+    .option(
       '--watch <dir>',
       'also check this directory for side effects, repeatable (each session’s recorded cwd is checked when it exists here)',
       collect,
@@ -185,35 +205,6 @@ function newRunId(): string {
   return `run_${stamp}_${randomBytes(3).toString('hex')}`;
 }
 
-/** Session ids for the targets: a path is ingested and stands for the sessions read from it. */
-function resolveTargets(db: Db, targets: string[], all: boolean): string[] {
-  const sessions = new SessionStore(db);
-  if (all) return sessions.allIds();
-  if (targets.length === 0) {
-    throw new UserError(
-      'nothing to replay',
-      'name sessions or log paths, or pass --all (replay-history sessions lists them)',
-    );
-  }
-  const ids: string[] = [];
-  for (const target of targets) {
-    if (existsSync(target)) {
-      const [summary] = ingest(db, [target], { afterLargeFile: collectGarbage });
-      for (const warning of summary?.warnings ?? []) {
-        warn(`${warning.file}${warning.line !== undefined ? `:${warning.line}` : ''}: ${warning.message}`);
-      }
-      // Logs are stored under the path they were read by; a symlinked path also stands for its target.
-      const found = [
-        ...new Set([...sessions.fromPath(resolve(target)), ...sessions.fromPath(realpathSync(target))]),
-      ];
-      if (found.length === 0)
-        throw new UserError(`${target}: no sessions found there`, 'check the path holds agent logs');
-      ids.push(...found);
-    } else ids.push(sessions.resolve(target).id);
-  }
-  return [...new Set(ids)];
-}
-
 async function replay(db: Db, targets: string[], options: ReplayOptions): Promise<number> {
   const runs = new RunStore(db);
   const sessions = new SessionStore(db);
@@ -249,7 +240,18 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
       watch: options.watch.map((dir) => resolve(dir)),
       exclude: options.exclude.map((path) => resolve(path)),
+      ...(options.elideRepeats || options.maxResultBytes !== undefined
+        ? {
+            shown: {
+              elideRepeats: options.elideRepeats === true,
+              extraTools: options.elideTool,
+              ...(options.maxResultBytes !== undefined ? { maxResultBytes: options.maxResultBytes } : {}),
+            },
+          }
+        : {}),
     };
+    if (options.elideTool.length > 0 && !options.elideRepeats)
+      throw new UserError('--elide-tool only makes sense with --elide-repeats');
     for (const dir of stored.watch ?? []) {
       if (!existsSync(dir) || !statSync(dir).isDirectory())
         throw new UserError(`--watch ${dir}: no such directory`, 'name a directory that exists');
@@ -348,6 +350,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
       writer: opened.writer,
       concurrency: stored.concurrency,
       ...(systemPrompt !== undefined ? { systemPrompt } : {}),
+      ...(stored.shown ? { shown: stored.shown } : {}),
       onTurn: () => {
         bar.update(++asked, Math.max(total, asked), `turns · ${runId}`);
         // As in ingest: V8 lets garbage pile up with the allocation rate; a full collection every few hundred

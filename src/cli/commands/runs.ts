@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { openDb } from '../../store/db.js';
 import { type CheckSummary, type RunFigures, type RunRow, RunStore } from '../../store/runs.js';
 import { UserError } from '../errors.js';
-import { table, writeOut } from '../output.js';
+import { formatBytes, table, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
 
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
@@ -55,6 +55,15 @@ export function formatFigures(run: RunRow, f: RunFigures, seconds = wallSeconds(
     `time        ${seconds === null ? '–' : `${seconds.toFixed(1)} s`} wall, ${(f.latencyMs / 1000).toFixed(1)} s in model calls`,
   ];
   if (f.misses) lines.push(`misses      ${f.misses} tool call(s) not in the recording`);
+  const shown = (JSON.parse(run.options) as { shown?: unknown }).shown;
+  if (shown || f.elision.resultsElided > 0) {
+    lines.push(
+      `elided      ${f.elision.resultsElided} repeated result(s) across the contexts sent, ${formatBytes(f.elision.bytesSaved)} not sent` +
+        (run.mode === 'free'
+          ? `; the model asked again ${f.elision.reasks} time(s) for an elided result`
+          : ''),
+    );
+  }
   return lines.join('\n');
 }
 
