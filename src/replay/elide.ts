@@ -48,11 +48,23 @@ export interface ShownSettings {
 }
 
 /** The options for one agent's sessions, or undefined when the context is shown as recorded. */
+/**
+ * Read-only tools that report what is *new* since the last call (output of a background process or agent): two
+ * identical results there mean more of the same output, not "nothing has changed", so they are never elided.
+ */
+const incremental: Partial<Record<AgentId, ReadonlySet<string>>> = {
+  'claude-code': new Set(['BashOutput', 'TaskOutput']),
+  'docker-agent': new Set(['view_background_job', 'view_background_agent', 'wait_background_agents']),
+};
+
 export function elideOptions(agent: AgentId, settings: ShownSettings | undefined): ElideOptions | undefined {
   if (!settings || (!settings.elideRepeats && settings.maxResultBytes === undefined)) return undefined;
   const extra = new Set(settings.extraTools);
+  const skipped = incremental[agent];
+  const elidable = (name: string) =>
+    extra.has(name) || (isReadOnly(agent, name) && !(skipped?.has(name) ?? false));
   return {
-    readOnly: settings.elideRepeats ? (name) => isReadOnly(agent, name) || extra.has(name) : () => false,
+    readOnly: settings.elideRepeats ? elidable : () => false,
     ...(settings.maxResultBytes !== undefined ? { maxResultBytes: settings.maxResultBytes } : {}),
   };
 }
@@ -79,7 +91,7 @@ export interface ResultFate {
   callId: string;
   name: string;
   fate: 'shown' | 'elided' | 'truncated';
-  /** UTF-8 bytes of the recorded output and of what the model is shown instead. */
+  /** UTF-8 bytes of the recorded output as a tool message carries it (`outputText`), and of what is shown instead. */
   bytes: number;
   shownBytes: number;
   /** elided: the call whose identical output stays in the context. */
@@ -95,10 +107,10 @@ function payload(output: ToolResult['output']): string {
 
 // Contexts of one session share most of their messages; each output is hashed once, not once per turn.
 const digests = new WeakMap<ToolResult, string>();
-function digest(result: ToolResult, text: string): string {
+function digest(result: ToolResult): string {
   let hash = digests.get(result);
   if (hash === undefined) {
-    hash = createHash('sha256').update(text).digest('hex');
+    hash = createHash('sha256').update(payload(result.output)).digest('hex');
     digests.set(result, hash);
   }
   return hash;
@@ -161,7 +173,10 @@ export class Elider {
   result(result: ToolResult): { shown: ToolResult; fate: ResultFate } {
     const call = this.calls.get(result.callId);
     const name = result.name ?? call?.name ?? '';
-    const text = payload(result.output);
+    // Sizes are of what the model is sent (`outputText`: an image is named, not inlined, in a tool message), so the
+    // marker replaces only a longer text and a limit cuts only a longer one. Identity is of the whole output: two
+    // different images with the same text around them are not the same result.
+    const text = outputText(result.output);
     const bytes = Buffer.byteLength(text, 'utf8');
     const fate: ResultFate = { callId: result.callId, name, fate: 'shown', bytes, shownBytes: bytes };
     const key = call?.key;
@@ -178,10 +193,7 @@ export class Elider {
     if (max !== undefined && bytes > max) {
       forget();
       // The note is reserved at its longest, so what is shown never exceeds the limit.
-      const kept = cut(
-        outputText(result.output),
-        Math.max(0, max - Buffer.byteLength(truncationNote(0, bytes))),
-      );
+      const kept = cut(text, Math.max(0, max - Buffer.byteLength(truncationNote(0, bytes))));
       const shown = kept + truncationNote(Buffer.byteLength(kept), bytes);
       fate.fate = 'truncated';
       fate.shownBytes = Buffer.byteLength(shown);
@@ -191,15 +203,15 @@ export class Elider {
       result.isError ||
       result.synthetic ||
       key === undefined ||
-      (typeof result.output === 'string' &&
-        (clearedOutputs.has(result.output) || agentTruncation.some((pattern) => pattern.test(text))))
+      clearedOutputs.has(text) ||
+      agentTruncation.some((pattern) => pattern.test(text))
     ) {
       forget();
       return { shown: result, fate };
     }
     if (!this.options.readOnly(name)) return { shown: result, fate };
 
-    const hash = digest(result, text);
+    const hash = digest(result);
     const baseline = this.baselines.get(key);
     if (baseline?.hash === hash) {
       const marker = elisionMarker(baseline.callId);

@@ -22,6 +22,18 @@ export interface ElisionFigures {
   contexts: { turns: number; bytesBefore: number; bytesAfter: number };
 }
 
+function zero(): ToolFigures {
+  return {
+    results: 0,
+    elided: 0,
+    truncated: 0,
+    bytesBefore: 0,
+    bytesAfter: 0,
+    tokensBefore: 0,
+    tokensAfter: 0,
+  };
+}
+
 export function emptyFigures(): ElisionFigures {
   return { sessions: 0, perTool: new Map(), contexts: { turns: 0, bytesBefore: 0, bytesAfter: 0 } };
 }
@@ -54,15 +66,7 @@ export function addSession(
   const after = resultTexts(messages);
   fates.forEach((fate: ResultFate, index) => {
     const tool = fate.name || '(unknown)';
-    const row = figures.perTool.get(tool) ?? {
-      results: 0,
-      elided: 0,
-      truncated: 0,
-      bytesBefore: 0,
-      bytesAfter: 0,
-      tokensBefore: 0,
-      tokensAfter: 0,
-    };
+    const row = figures.perTool.get(tool) ?? zero();
     row.results++;
     row.bytesBefore += fate.bytes;
     row.bytesAfter += fate.shownBytes;
@@ -89,15 +93,7 @@ export function addSession(
 
 /** All tools together. */
 export function totals(figures: ElisionFigures): ToolFigures {
-  const sum: ToolFigures = {
-    results: 0,
-    elided: 0,
-    truncated: 0,
-    bytesBefore: 0,
-    bytesAfter: 0,
-    tokensBefore: 0,
-    tokensAfter: 0,
-  };
+  const sum = zero();
   for (const row of figures.perTool.values()) {
     for (const key of Object.keys(sum) as (keyof ToolFigures)[]) sum[key] += row[key];
   }

@@ -42,6 +42,7 @@ interface Job {
   messages: ChatMessage[];
   tools: Pair['tools'];
   elided: number;
+  cut: number;
   bytesSaved: number;
 }
 
@@ -164,6 +165,7 @@ function* jobs(run: ForcedRun): Generator<Job> {
         messages: requestMessages(session, messages, run.systemPrompt),
         tools,
         elided: saved.elided,
+        cut: saved.truncated,
         bytesSaved: saved.bytesSaved,
       };
     }
@@ -189,6 +191,7 @@ function record(
       callsMatched: 0,
       error: outcome.message,
       resultsElided: job.elided,
+      resultsCut: job.cut,
       bytesSaved: job.bytesSaved,
     });
     run.onTurn?.({ sessionId: session.id, turn: number, ok: false });
@@ -232,6 +235,7 @@ function record(
     completionTokens: usage.completion_tokens,
     latencyMs: outcome.latencyMs ?? 0,
     resultsElided: job.elided,
+    resultsCut: job.cut,
     bytesSaved: job.bytesSaved,
   });
   run.onTurn?.({ sessionId: session.id, turn: number, ok: true });

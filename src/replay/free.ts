@@ -104,10 +104,11 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
   // --elide-repeats / --max-result-bytes over the live context, which only grows: one elider for the session.
   const shown = elideOptions(session.agent, run.shown);
   const elider = shown ? new Elider(shown) : undefined;
-  const totals = { elided: 0, bytesSaved: 0 };
+  const totals = { elided: 0, cut: 0, bytesSaved: 0 };
   const tally = (fates: ResultFate[]) => {
     const saved = savings(fates);
     totals.elided += saved.elided;
+    totals.cut += saved.truncated;
     totals.bytesSaved += saved.bytesSaved;
   };
   /** What the model is shown for a result given to one of its calls. */
@@ -225,6 +226,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
         callsMatched: 0,
         error: failure.message,
         resultsElided: shownSoFar.elided,
+        resultsCut: shownSoFar.cut,
         bytesSaved: shownSoFar.bytesSaved,
       });
       run.runs.setSessionStatus(run.runId, session.id, 'failed');
@@ -273,6 +275,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
       completionTokens: usage.completion_tokens,
       latencyMs: latency,
       resultsElided: shownSoFar.elided,
+      resultsCut: shownSoFar.cut,
       bytesSaved: shownSoFar.bytesSaved,
       reasks: reasks(completion.message),
     });

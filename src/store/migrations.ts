@@ -164,10 +164,12 @@ export const migrations: readonly Migration[] = [
   {
     name: 'm004_turn_elision',
     sql: `
-      -- --elide-repeats: tool results of the turn's context shown as a marker, the bytes that saved, and (free
-      -- mode) calls the model made again for a result it had been shown as a marker.
+      -- --elide-repeats / --max-result-bytes: tool results of the turn's context shown as a marker, the bytes
+      -- not sent (markers and cuts), results cut to the limit, and (free mode) calls the model made again for a
+      -- result it had been shown as a marker.
       ALTER TABLE run_turns ADD COLUMN results_elided INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE run_turns ADD COLUMN bytes_saved INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE run_turns ADD COLUMN results_cut INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE run_turns ADD COLUMN reasks INTEGER NOT NULL DEFAULT 0;
     `,
   },

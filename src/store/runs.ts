@@ -33,6 +33,8 @@ export interface TurnRecord {
   /** --elide-repeats: results of the context shown as a marker, and the bytes that saved. */
   resultsElided?: number;
   bytesSaved?: number;
+  /** --max-result-bytes: results of the context cut to the limit. */
+  resultsCut?: number;
   /** Free mode: calls asking again for a result the model had been shown as a marker. */
   reasks?: number;
 }
@@ -95,7 +97,7 @@ export interface RunFigures {
   completionTokens: number;
   latencyMs: number;
   /** --elide-repeats, summed over the turns' contexts (a result elided in every later context counts in each). */
-  elision: { resultsElided: number; bytesSaved: number; reasks: number };
+  elision: { resultsElided: number; resultsCut: number; bytesSaved: number; reasks: number };
   /** Per session: the first turn whose tool calls differ from the original's, or null. */
   firstDivergence: { sessionId: string; turn: number | null }[];
 }
@@ -251,8 +253,8 @@ export class RunStore {
     this.sql(
       `INSERT OR REPLACE INTO run_turns (run_id, session_id, turn, status, request_digest, response, match,
          calls_predicted, calls_original, calls_matched, prompt_tokens, completion_tokens, latency_ms, error,
-         finished_at, results_elided, bytes_saved, reasks)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         finished_at, results_elided, bytes_saved, reasks, results_cut)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       runId,
       turn.sessionId,
@@ -272,6 +274,7 @@ export class RunStore {
       turn.resultsElided ?? 0,
       turn.bytesSaved ?? 0,
       turn.reasks ?? 0,
+      turn.resultsCut ?? 0,
     );
   }
 
@@ -309,7 +312,7 @@ export class RunStore {
          coalesce(sum(calls_matched), 0) AS matched, coalesce(sum(prompt_tokens), 0) AS prompt,
          coalesce(sum(completion_tokens), 0) AS completion, coalesce(sum(latency_ms), 0) AS latency,
          coalesce(sum(results_elided), 0) AS elided, coalesce(sum(bytes_saved), 0) AS saved,
-         coalesce(sum(reasks), 0) AS reasks
+         coalesce(sum(reasks), 0) AS reasks, coalesce(sum(results_cut), 0) AS cut
        FROM run_turns WHERE run_id = ?`,
     ).get(runId) as Record<string, number>;
     const misses = this.sql('SELECT count(*) FROM run_misses WHERE run_id = ?').pluck().get(runId) as number;
@@ -338,7 +341,12 @@ export class RunStore {
       promptTokens: n('prompt'),
       completionTokens: n('completion'),
       latencyMs: n('latency'),
-      elision: { resultsElided: n('elided'), bytesSaved: n('saved'), reasks: n('reasks') },
+      elision: {
+        resultsElided: n('elided'),
+        resultsCut: n('cut'),
+        bytesSaved: n('saved'),
+        reasks: n('reasks'),
+      },
       firstDivergence: divergence,
     };
   }

@@ -15,7 +15,7 @@ import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { collectGarbage } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
-import { dbOption, jsonOption } from './options.js';
+import { atLeast, dbOption, jsonOption, minResultBytes } from './options.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
 import { formatFigures, runJson } from './runs.js';
 import { resolveTargets } from './targets.js';
@@ -149,7 +149,7 @@ export function registerReplay(program: Command): void {
     .option(
       '--max-result-bytes <n>',
       'cut each tool result shown to the model to this many bytes, with a note saying so',
-      positive('--max-result-bytes'),
+      atLeast('--max-result-bytes', minResultBytes),
     )
     .option(
       '--watch <dir>',

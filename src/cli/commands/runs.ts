@@ -56,9 +56,9 @@ export function formatFigures(run: RunRow, f: RunFigures, seconds = wallSeconds(
   ];
   if (f.misses) lines.push(`misses      ${f.misses} tool call(s) not in the recording`);
   const shown = (JSON.parse(run.options) as { shown?: unknown }).shown;
-  if (shown || f.elision.resultsElided > 0) {
+  if (shown || f.elision.resultsElided > 0 || f.elision.resultsCut > 0) {
     lines.push(
-      `elided      ${f.elision.resultsElided} repeated result(s) across the contexts sent, ${formatBytes(f.elision.bytesSaved)} not sent` +
+      `elided      ${f.elision.resultsElided} repeated result(s) across the contexts sent, ${f.elision.resultsCut} cut to --max-result-bytes; ${formatBytes(f.elision.bytesSaved)} not sent` +
         (run.mode === 'free'
           ? `; the model asked again ${f.elision.reasks} time(s) for an elided result`
           : ''),

@@ -7,7 +7,7 @@ import { SessionStore } from '../../store/sessions.js';
 import { UserError } from '../errors.js';
 import { collectGarbage } from '../memory.js';
 import { formatBytes, progressBar, table, writeOut } from '../output.js';
-import { dbOption, jsonOption } from './options.js';
+import { atLeast, dbOption, jsonOption, minResultBytes } from './options.js';
 import { resolveTargets } from './targets.js';
 
 interface StatsOptions {
@@ -30,12 +30,11 @@ export function registerStats(program: Command): void {
     )
     .option('--elision', 'tool results elided, bytes and tokens before and after, per tool')
     .option('--elide-tool <name>', 'count this tool as read-only too, as --elide-repeats would', collect, [])
-    .option('--max-result-bytes <n>', 'with the results cut as replay --max-result-bytes would', (value) => {
-      const n = Number(value);
-      if (!Number.isInteger(n) || n < 1)
-        throw new UserError(`--max-result-bytes takes a whole number from 1, not '${value}'`);
-      return n;
-    })
+    .option(
+      '--max-result-bytes <n>',
+      'with the results cut as replay --max-result-bytes would',
+      atLeast('--max-result-bytes', minResultBytes),
+    )
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
