@@ -1,8 +1,8 @@
 // Figures for `stats --elision`: what eliding repeated read-only results would change in the contexts of stored
 // sessions. Pure apart from the tokenizer it is given.
-import { type Message, outputText, type Part, type Session } from '../model/session.js';
+import { outputText, type Session, type ToolResult } from '../model/session.js';
 import { turns } from '../model/turns.js';
-import { type ElideOptions, Elider, elideRepeats, type ResultFate, showThrough } from './elide.js';
+import { type ElideOptions, elideRepeats, type ResultFate } from './elide.js';
 
 export interface ToolFigures {
   results: number;
@@ -16,7 +16,7 @@ export interface ToolFigures {
 
 export interface ElisionFigures {
   sessions: number;
-  /** Each tool result counted once, as it stands in the transcript (after a compaction it starts afresh). */
+  /** Each tool result counted once, as the first turn context showing it had it. */
   perTool: Map<string, ToolFigures>;
   /** Summed over every turn's context, i.e. what a forced replay sends: a repeat costs once per later turn. */
   contexts: { turns: number; bytesBefore: number; bytesAfter: number };
@@ -38,17 +38,11 @@ export function emptyFigures(): ElisionFigures {
   return { sessions: 0, perTool: new Map(), contexts: { turns: 0, bytesBefore: 0, bytesAfter: 0 } };
 }
 
-function resultTexts(messages: readonly Message[]): string[] {
-  const texts: string[] = [];
-  for (const message of messages)
-    for (const part of message.parts as Part[])
-      if (part.type === 'tool_result') texts.push(outputText(part.output));
-  return texts;
-}
-
 /**
- * Adds one session to the figures. `own` is where its own messages start (a resumed session's inherited history is
- * counted with the session it came from, but still sets the baselines). Memory: one session at a time.
+ * Adds one session to the figures. Each tool result is counted once, with the fate it had in the first turn
+ * context that shows it (so a result after a compaction, or in the preserved tail, is judged by what the model
+ * had then, as a replay would). A result no model turn was shown (the last turn's) is not counted, nor one of the
+ * history a resumed session inherited (it is counted with the session it came from). Memory: one session.
  */
 export function addSession(
   figures: ElisionFigures,
@@ -58,29 +52,9 @@ export function addSession(
   countTokens: (text: string) => number,
 ): void {
   figures.sessions++;
-  const elider = new Elider(options);
-  showThrough(elider, session.messages.slice(0, own));
-  const mine = session.messages.slice(own);
-  const { messages, fates } = showThrough(elider, mine);
-  const before = resultTexts(mine);
-  const after = resultTexts(messages);
-  fates.forEach((fate: ResultFate, index) => {
-    const tool = fate.name || '(unknown)';
-    const row = figures.perTool.get(tool) ?? zero();
-    row.results++;
-    row.bytesBefore += fate.bytes;
-    row.bytesAfter += fate.shownBytes;
-    const original = before[index] ?? '';
-    const tokens = countTokens(original);
-    row.tokensBefore += tokens;
-    if (fate.fate === 'shown') row.tokensAfter += tokens;
-    else {
-      row.tokensAfter += countTokens(after[index] ?? '');
-      if (fate.fate === 'elided') row.elided++;
-      else row.truncated++;
-    }
-    figures.perTool.set(tool, row);
-  });
+  const counted = new WeakSet<ToolResult>();
+  for (const message of session.messages.slice(0, own))
+    for (const part of message.parts) if (part.type === 'tool_result') counted.add(part);
   for (const turn of turns(session.messages, own)) {
     const shown = elideRepeats(turn.context, options);
     figures.contexts.turns++;
@@ -88,7 +62,42 @@ export function addSession(
       figures.contexts.bytesBefore += fate.bytes;
       figures.contexts.bytesAfter += fate.shownBytes;
     }
+    // The fates come in the order of the context's tool results; the shown messages keep every position.
+    let next = 0;
+    turn.context.forEach((message, m) => {
+      message.parts.forEach((part, p) => {
+        if (part.type !== 'tool_result') return;
+        const fate = shown.fates[next++] as ResultFate;
+        if (counted.has(part)) return;
+        counted.add(part);
+        const after = shown.messages[m]?.parts[p] as ToolResult;
+        count(figures, fate, outputText(part.output), outputText(after.output), countTokens);
+      });
+    });
   }
+}
+
+function count(
+  figures: ElisionFigures,
+  fate: ResultFate,
+  before: string,
+  after: string,
+  countTokens: (text: string) => number,
+): void {
+  const tool = fate.name || '(unknown)';
+  const row = figures.perTool.get(tool) ?? zero();
+  row.results++;
+  row.bytesBefore += fate.bytes;
+  row.bytesAfter += fate.shownBytes;
+  const tokens = countTokens(before);
+  row.tokensBefore += tokens;
+  if (fate.fate === 'shown') row.tokensAfter += tokens;
+  else {
+    row.tokensAfter += countTokens(after);
+    if (fate.fate === 'elided') row.elided++;
+    else row.truncated++;
+  }
+  figures.perTool.set(tool, row);
 }
 
 /** All tools together. */
