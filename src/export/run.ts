@@ -1,0 +1,282 @@
+// The export pipeline: samples from the store or a run's pairs, then clean, redact, render, drop duplicates, split
+// and write — one sample at a time, so memory does not grow with the store (apart from the duplicate digests).
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { canonicalJson } from '../model/canonical-json.js';
+import { type ElideOptions, elideOptions, type ShownSettings, savings } from '../replay/elide.js';
+import type { Pair } from '../replay/pairs.js';
+import { readLines } from '../sources/lines.js';
+import type { RunRow, RunStore } from '../store/runs.js';
+import type { SessionStore } from '../store/sessions.js';
+import {
+  type BuildOptions,
+  type Built,
+  fromPair,
+  fromSession,
+  preferenceFromPair,
+  type TrainOn,
+} from './build.js';
+import { type Redacting, redactSample } from './clean.js';
+import type { Format, Sample, SampleMessage, Unit } from './sample.js';
+import { type Side, sideOf } from './split.js';
+
+export interface ExportSettings {
+  format: Format;
+  unit: Unit;
+  trainOn: TrainOn;
+  includeInjected: boolean;
+  shown?: ShownSettings;
+  minTurns: number;
+  /** Share of sessions on the train side; undefined: no split. */
+  split?: number;
+  seed: number;
+  redactor?: Redacting;
+}
+
+export interface ExportReport {
+  format: string;
+  from: string;
+  unit: Unit;
+  trainOn: TrainOn;
+  sessions: number;
+  samples: { written: number; train: number; validation: number };
+  tokens: { total: number; trained: number };
+  duplicates: number;
+  skipped: Record<string, number>;
+  warnings: Record<string, number>;
+  redactions: Record<string, number>;
+  elision: { resultsElided: number; resultsCut: number; bytesSaved: number };
+}
+
+/** Where a row goes: the side of the split it belongs to (always 'train' without a split). */
+export type Write = (row: string, side: Side) => Promise<void>;
+
+function bump(counts: Record<string, number>, key: string, by = 1): void {
+  counts[key] = (counts[key] ?? 0) + by;
+}
+
+function messageText(message: SampleMessage): string {
+  if (message.role === 'assistant') {
+    const calls = message.calls.map((call) => `${call.name} ${call.raw ?? JSON.stringify(call.arguments)}`);
+    return [message.content, ...calls].join('\n');
+  }
+  return message.content;
+}
+
+/** Tokens of the sample's text (o200k_base), and of the part a trainer learns. */
+function tokens(sample: Sample): { total: number; trained: number } {
+  let total = 0;
+  let trained = 0;
+  const add = (message: SampleMessage) => {
+    const n = countTokens(messageText(message));
+    total += n;
+    if (message.role === 'assistant' && message.train) trained += n;
+  };
+  for (const message of sample.messages) add(message);
+  if (sample.preference) {
+    add(sample.preference.chosen);
+    add(sample.preference.rejected);
+  }
+  return { total, trained };
+}
+
+export class Exporter {
+  readonly report: ExportReport;
+  private readonly seen = new Set<string>();
+
+  constructor(
+    private readonly settings: ExportSettings,
+    from: string,
+    private readonly write: Write,
+  ) {
+    this.report = {
+      format: settings.format.name,
+      from,
+      unit: settings.unit,
+      trainOn: settings.trainOn,
+      sessions: 0,
+      samples: { written: 0, train: 0, validation: 0 },
+      tokens: { total: 0, trained: 0 },
+      duplicates: 0,
+      skipped: {},
+      warnings: {},
+      redactions: {},
+      elision: { resultsElided: 0, resultsCut: 0, bytesSaved: 0 },
+    };
+  }
+
+  buildOptions(agent: Sample['agent']): BuildOptions {
+    const shown: ElideOptions | undefined = elideOptions(agent, this.settings.shown);
+    return {
+      unit: this.settings.unit,
+      trainOn: this.settings.trainOn,
+      includeInjected: this.settings.includeInjected,
+      ...(shown ? { shown } : {}),
+    };
+  }
+
+  /** A line of the pairs file that cannot be read: said (file and line), and the export goes on. */
+  readonly badLine = (line: number, why: string): void => {
+    bump(this.report.warnings, `pairs file line ${line}: ${why}`);
+  };
+
+  skip(reason: string, by = 1): void {
+    bump(this.report.skipped, reason, by);
+  }
+
+  /** One built sample through redaction, rendering, the duplicate check and the split, to the output. */
+  async take(built: Built): Promise<void> {
+    if ('skip' in built) {
+      this.skip(built.skip);
+      return;
+    }
+    for (const note of built.notes) bump(this.report.warnings, note);
+    const saved = savings(built.fates);
+    this.report.elision.resultsElided += saved.elided;
+    this.report.elision.resultsCut += saved.truncated;
+    this.report.elision.bytesSaved += saved.bytesSaved;
+    const sample = this.settings.redactor ? redactSample(this.settings.redactor, built.sample) : built.sample;
+    const rendered = this.settings.format.render(sample);
+    if ('skip' in rendered) {
+      this.skip(`${this.settings.format.name}: ${rendered.skip}`);
+      return;
+    }
+    for (const warning of rendered.warnings ?? []) bump(this.report.warnings, warning);
+    // U+2028/U+2029 are valid inside JSON strings but split lines for readers like Python's str.splitlines().
+    const row = JSON.stringify(rendered.row).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+    // Exact duplicates by the canonical form of what would be written (16 bytes each, kept for the run).
+    const digest = createHash('sha256').update(canonicalJson(rendered.row)).digest('base64').slice(0, 22);
+    if (this.seen.has(digest)) {
+      this.report.duplicates++;
+      return;
+    }
+    this.seen.add(digest);
+    const side: Side =
+      this.settings.split === undefined
+        ? 'train'
+        : sideOf(sample.session, this.settings.seed, this.settings.split);
+    await this.write(row, side);
+    const counted = tokens(sample);
+    this.report.tokens.total += counted.total;
+    this.report.tokens.trained += counted.trained;
+    this.report.samples.written++;
+    this.report.samples[side]++;
+  }
+
+  /** Every stored session's original turns. */
+  async fromStore(sessions: SessionStore, onSession?: (done: number, total: number) => void): Promise<void> {
+    const ids = sessions.allIds();
+    let done = 0;
+    for (const id of ids) {
+      onSession?.(++done, ids.length);
+      const row = sessions.row(id);
+      if (!row) continue;
+      this.report.sessions++;
+      if (row.turn_count < this.settings.minTurns) {
+        this.skip(`fewer than ${this.settings.minTurns} model turns`);
+        continue;
+      }
+      const loaded = sessions.load(id);
+      if (!loaded) continue;
+      for (const built of fromSession(loaded.session, loaded.own, this.buildOptions(loaded.session.agent)))
+        await this.take(built);
+    }
+    this.finishRedactions();
+  }
+
+  /** A replay run's pairs (its pairs file, only the lines of this run); failed turns are counted, not written. */
+  async fromRun(run: RunRow, runs: RunStore, sessions: SessionStore): Promise<void> {
+    if (!existsSync(run.out_file)) throw new Error(`the pairs file of ${run.id} is gone: ${run.out_file}`);
+    const figures = runs.figures(run.id);
+    if (figures.turnsFailed > 0) this.skip('failed replay turn', figures.turnsFailed);
+    const short = new Set<string>();
+    const sessionIds = runs.sessions(run.id);
+    this.report.sessions = sessionIds.length;
+    for (const id of sessionIds) {
+      const row = sessions.row(id);
+      if (row && row.turn_count < this.settings.minTurns) short.add(id);
+    }
+    const dpo = this.settings.format.name === 'dpo';
+    if (run.mode === 'free' && this.settings.unit === 'session' && !dpo) {
+      await this.freeSessions(run, short);
+    } else {
+      for (const { pair } of pairLines(run, this.badLine)) {
+        if (short.has(pair.session)) {
+          this.skip(`fewer than ${this.settings.minTurns} model turns`);
+          continue;
+        }
+        await this.take(
+          dpo ? preferenceFromPair(pair) : fromPair(pair, this.buildOptions(pair.agent as Sample['agent'])),
+        );
+      }
+    }
+    this.finishRedactions();
+  }
+
+  /**
+   * Free mode, one sample per session: its last pair holds the whole conversation. A first pass notes where each
+   * session's first and last pairs are (offsets only), the second reads just those lines.
+   */
+  private async freeSessions(run: RunRow, short: ReadonlySet<string>): Promise<void> {
+    const where = new Map<
+      string,
+      { opening: number; firstTurn: number; last: { start: number; end: number; turn: number } }
+    >();
+    for (const { pair, start, end } of pairLines(run, this.badLine)) {
+      const known = where.get(pair.session);
+      if (!known) {
+        where.set(pair.session, {
+          opening: pair.messages.length,
+          firstTurn: pair.turn,
+          last: { start, end, turn: pair.turn },
+        });
+        continue;
+      }
+      if (pair.turn < known.firstTurn) {
+        known.firstTurn = pair.turn;
+        known.opening = pair.messages.length;
+      }
+      if (pair.turn > known.last.turn) known.last = { start, end, turn: pair.turn };
+    }
+    const fd = openSync(run.out_file, 'r');
+    try {
+      for (const [session, place] of where) {
+        if (short.has(session)) {
+          this.skip(`fewer than ${this.settings.minTurns} model turns`);
+          continue;
+        }
+        const buffer = Buffer.alloc(place.last.end - place.last.start);
+        readSync(fd, buffer, 0, buffer.length, place.last.start);
+        const pair = JSON.parse(buffer.toString('utf8')) as Pair;
+        await this.take(fromPair(pair, this.buildOptions(pair.agent as Sample['agent']), place.opening));
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private finishRedactions(): void {
+    if (this.settings.redactor) this.report.redactions = this.settings.redactor.counts();
+  }
+}
+
+function* pairLines(
+  run: RunRow,
+  onBad: (line: number, why: string) => void,
+): Generator<{ pair: Pair; start: number; end: number }> {
+  for (const line of readLines(run.out_file)) {
+    if (!line.terminated) {
+      onBad(line.number, 'a torn last line (an interrupted run)');
+      continue;
+    }
+    let pair: Pair;
+    try {
+      pair = JSON.parse(line.text) as Pair;
+    } catch {
+      onBad(line.number, 'not JSON');
+      continue;
+    }
+    if (pair.run === run.id) yield { pair, start: line.start, end: line.end };
+  }
+}
