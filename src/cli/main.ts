@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { StoreError } from '../store/db.js';
+import { registerExport } from './commands/export.js';
 import { registerIngest } from './commands/ingest.js';
 import { registerReplay } from './commands/replay.js';
 import { registerRuns } from './commands/runs.js';
@@ -37,15 +38,18 @@ Example:
   registerReplay(cli);
   registerRuns(cli);
   registerStats(cli);
+  registerExport(cli);
   registerVerify(cli);
   for (const command of cli.commands) command.exitOverride();
   return cli;
 }
 
 // `replay-history sessions | head`: the reader went away. That is how pipes end, not an error.
+// Anything else (a full disk under a redirect) is said plainly: the output is incomplete.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw error;
+  say(formatError(`cannot write the output: ${error.message}`, 'what was written is incomplete'));
+  process.exit(ExitCode.failure);
 });
 
 async function main(argv: string[]): Promise<void> {

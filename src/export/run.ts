@@ -144,7 +144,9 @@ export class Exporter {
     }
     for (const warning of rendered.warnings ?? []) bump(this.report.warnings, warning);
     // U+2028/U+2029 are valid inside JSON strings but split lines for readers like Python's str.splitlines().
-    const row = JSON.stringify(rendered.row).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+    const row = JSON.stringify(rendered.row)
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029');
     // Exact duplicates by the canonical form of what would be written (16 bytes each, kept for the run).
     const digest = createHash('sha256').update(canonicalJson(rendered.row)).digest('base64').slice(0, 22);
     if (this.seen.has(digest)) {

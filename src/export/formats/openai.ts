@@ -51,8 +51,6 @@ export const openai: Format = {
       messages: sample.messages.map(message),
       ...(sample.tools.length ? { tools: sample.tools.map(functionTool) } : {}),
     };
-    return withWarnings(row, [
-      reasoningDropped(sample, 'the OpenAI format'),
-    ]);
+    return withWarnings(row, [reasoningDropped(sample, 'the OpenAI format')]);
   },
 };

@@ -1,0 +1,319 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { type Command, Option } from 'commander';
+import type { TrainOn } from '../../export/build.js';
+import { formatFor } from '../../export/formats/index.js';
+import { Redactor } from '../../export/redact.js';
+import { Exporter, type ExportReport } from '../../export/run.js';
+import type { Unit } from '../../export/sample.js';
+import { Sink } from '../../export/sink.js';
+import { type Side, splitFile } from '../../export/split.js';
+import { openDb } from '../../store/db.js';
+import { RunStore } from '../../store/runs.js';
+import { SessionStore } from '../../store/sessions.js';
+import { UserError } from '../errors.js';
+import { err, formatBytes, progressBar, say, writeOut } from '../output.js';
+import { atLeast, dbOption, jsonOption, minResultBytes } from './options.js';
+
+type FormatName = 'openai' | 'trl' | 'sharegpt' | 'axolotl' | 'dpo';
+
+interface ExportOptions {
+  db: string;
+  json?: boolean;
+  from: string;
+  format: FormatName;
+  unit?: Unit;
+  trainOn?: TrainOn;
+  split?: number;
+  seed: number;
+  redact: boolean;
+  includeInjected?: boolean;
+  elideRepeats?: boolean;
+  elideTool: string[];
+  maxResultBytes?: number;
+  minTurns: number;
+  out?: string;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+export function registerExport(program: Command): void {
+  program
+    .command('export')
+    .description(
+      'write training data: the original sessions or a replay run, as OpenAI, TRL, ShareGPT, axolotl or DPO rows',
+    )
+    .option(
+      '--from <source>',
+      'original (the stored sessions), run:RUN_ID, or latest (the last run)',
+      'original',
+    )
+    .addOption(
+      new Option('--format <format>', 'the trainer’s format')
+        .choices(['openai', 'trl', 'sharegpt', 'axolotl', 'dpo'])
+        .default('openai'),
+    )
+    .addOption(
+      new Option(
+        '--unit <unit>',
+        'one sample per session (per compaction segment), per real user turn, or per model turn (default: session for original, model-turn for runs)',
+      ).choices(['session', 'user-turn', 'model-turn']),
+    )
+    .addOption(
+      new Option(
+        '--train-on <what>',
+        'assistant messages to learn: replayed (the run’s new turns), all-assistant, or last (default: replayed for runs; all-assistant, or last per model turn, for original)',
+      ).choices(['replayed', 'all-assistant', 'last']),
+    )
+    .option(
+      '--split <fraction>',
+      'share of sessions in the train file; the rest go to validation (needs --out)',
+      (value) => {
+        const n = Number(value);
+        if (!(n > 0 && n < 1))
+          throw new UserError(`--split takes a fraction between 0 and 1, not '${value}'`);
+        return n;
+      },
+    )
+    .option(
+      '--seed <n>',
+      'seed of the split: the same seed, the same split',
+      (value) => {
+        const n = Number(value);
+        if (!Number.isInteger(n)) throw new UserError(`--seed takes a whole number, not '${value}'`);
+        return n;
+      },
+      0,
+    )
+    .option(
+      '--redact',
+      'replace secrets, emails and home-path user names by placeholders (the default)',
+      true,
+    )
+    .option('--no-redact', 'write the text as recorded')
+    .option('--include-injected', 'keep text the harness wrote into user turns (reminders, IDE context)')
+    .option(
+      '--elide-repeats',
+      'show repeated identical read-only results as a marker, as replay --elide-repeats',
+    )
+    .option(
+      '--elide-tool <name>',
+      'with --elide-repeats: count this tool as read-only too, repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '--max-result-bytes <n>',
+      'cut each tool result to this many bytes, with a note',
+      atLeast('--max-result-bytes', minResultBytes),
+    )
+    .option(
+      '--min-turns <n>',
+      'leave out sessions with fewer model turns',
+      (value) => {
+        const n = Number(value);
+        if (!Number.isInteger(n) || n < 0)
+          throw new UserError(`--min-turns takes a whole number, not '${value}'`);
+        return n;
+      },
+      0,
+    )
+    .option(
+      '--out <file>',
+      'write here (default: stdout); with --split, FILE.train.jsonl and FILE.validation.jsonl',
+    )
+    .addOption(dbOption())
+    .addOption(jsonOption().default(false))
+    .addHelpText(
+      'after',
+      `
+Rows are streamed, one JSON object per line, with constant memory. Every sample is cleaned (harness-injected
+text left out, a tool result without its call dropped, sessions with no assistant turn and failed replay turns
+skipped), redacted (API keys and tokens, private keys, JWTs, bearer tokens, .env secrets, database URLs with
+passwords, emails, the user name in home paths; the same secret gets the same placeholder everywhere), rendered
+for the trainer, and dropped if it is an exact duplicate. The split is by a hash of the session, so a session is
+never on both sides. The store is never changed.
+
+The report (samples, tokens, skips, redactions, warnings) goes to stderr; --json prints it as JSON (on stdout
+when the rows go to --out, else on stderr).
+
+Formats: openai (chat fine-tuning: arguments as JSON strings, weight 0/1), trl (messages + tools, arguments as
+objects; prompt/completion when only the end is trained), sharegpt (LLaMA-Factory; dataset_info.json written
+beside --out), axolotl (chat_template with a train flag per message), dpo (from a run: prompt, chosen = the
+original turn, rejected = the replayed one, only where they differ).
+
+Examples:
+  $ replay-history export --format openai --out train.jsonl
+  $ replay-history export --from latest --format trl --split 0.9 --seed 7 --out qwen.jsonl
+  $ replay-history export --from run:run_20261130T101500_3f9a2c --format dpo --out prefs.jsonl
+  $ replay-history export --format sharegpt --unit user-turn --elide-repeats --min-turns 3 --out data/agent.json`,
+    )
+    .action(async (options: ExportOptions) => {
+      const db = openDb(options.db);
+      try {
+        await runExport(db, options);
+      } finally {
+        db.close();
+      }
+    });
+}
+
+async function runExport(db: ReturnType<typeof openDb>, options: ExportOptions): Promise<void> {
+  const runs = new RunStore(db);
+  const sessions = new SessionStore(db);
+  let run: ReturnType<RunStore['get']>;
+  if (options.from === 'latest') {
+    run = [...runs.list()].at(-1);
+    if (!run) throw new UserError('no replay run yet for --from latest', 'replay-history replay --help');
+  } else if (options.from.startsWith('run:')) {
+    const id = options.from.slice(4);
+    run = runs.get(id);
+    if (!run) throw new UserError(`no run '${id}'`, 'replay-history runs lists them');
+  } else if (options.from !== 'original') {
+    throw new UserError(`--from takes original, run:RUN_ID or latest, not '${options.from}'`);
+  }
+
+  const dpo = options.format === 'dpo';
+  if (dpo && !run)
+    throw new UserError('--format dpo needs a replay run', 'pass --from run:RUN_ID or --from latest');
+  const unit: Unit = dpo ? 'model-turn' : (options.unit ?? (run ? 'model-turn' : 'session'));
+  const trainOn: TrainOn =
+    options.trainOn ?? (run ? 'replayed' : unit === 'model-turn' ? 'last' : 'all-assistant');
+  if (!run && trainOn === 'replayed')
+    throw new UserError(
+      '--train-on replayed needs a replay run',
+      'pass --from run:RUN_ID, or --train-on all-assistant',
+    );
+  if (run && unit !== 'model-turn' && (run.mode === 'forced' || unit === 'user-turn')) {
+    throw new UserError(
+      `--unit ${unit} does not fit a ${run.mode}-mode run`,
+      run.mode === 'forced'
+        ? 'a forced run answers each original turn on its own: export it per model turn'
+        : 'a free run exports per model turn or per session',
+    );
+  }
+  if (options.elideTool.length > 0 && !options.elideRepeats)
+    throw new UserError('--elide-tool only makes sense with --elide-repeats');
+  if (options.split !== undefined && !options.out)
+    throw new UserError(
+      '--split writes two files',
+      'pass --out FILE: FILE.train… and FILE.validation… are written',
+    );
+
+  const format = formatFor(options.format, { trainOn, unit });
+  const shown =
+    options.elideRepeats || options.maxResultBytes !== undefined
+      ? {
+          elideRepeats: options.elideRepeats === true,
+          extraTools: options.elideTool,
+          ...(options.maxResultBytes !== undefined ? { maxResultBytes: options.maxResultBytes } : {}),
+        }
+      : undefined;
+
+  const sinks = new Map<Side, Sink>();
+  const sinkFor = (side: Side): Sink => {
+    let sink = sinks.get(side);
+    if (!sink) {
+      const file = options.out && options.split !== undefined ? splitFile(options.out, side) : options.out;
+      sink = new Sink(file);
+      sinks.set(side, sink);
+    }
+    return sink;
+  };
+  const exporter = new Exporter(
+    {
+      format,
+      unit,
+      trainOn,
+      includeInjected: options.includeInjected === true,
+      ...(shown ? { shown } : {}),
+      minTurns: options.minTurns,
+      ...(options.split !== undefined ? { split: options.split } : {}),
+      seed: options.seed,
+      ...(options.redact ? { redactor: new Redactor() } : {}),
+    },
+    run ? `run:${run.id}` : 'original',
+    (row, side) => sinkFor(side).write(row),
+  );
+
+  const bar = progressBar('export');
+  try {
+    if (run) await exporter.fromRun(run, runs, sessions);
+    else await exporter.fromStore(sessions, (done, total) => bar.update(done, total, 'sessions'));
+    for (const sink of sinks.values()) await sink.close();
+  } catch (error) {
+    for (const sink of sinks.values()) sink.abandon();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EACCES' || code === 'EROFS' || code === 'ENOENT' || code === 'EISDIR')
+      throw new UserError(
+        `cannot write ${options.out}: ${(error as Error).message}`,
+        'nothing was written under that name; check the directory exists and has room',
+      );
+    throw error;
+  } finally {
+    bar.end();
+  }
+  if (format.companion) {
+    for (const sink of sinks.values()) {
+      if (!sink.file) continue;
+      const companion = format.companion(sink.file);
+      writeFileSync(companion.file, mergedCompanion(companion.file, companion.content));
+      say(`${err.dim('wrote')} ${companion.file}`);
+    }
+  }
+
+  const report = exporter.report;
+  const files = [...sinks.values()].map((sink) => sink.file).filter((f): f is string => f !== undefined);
+  if (options.json) {
+    const json = JSON.stringify({ ...report, files }, null, 2);
+    if (options.out) writeOut(json);
+    else say(json);
+  } else
+    say(
+      formatExport(
+        report,
+        files,
+        [...sinks.values()].reduce((n, s) => n + s.bytes, 0),
+      ),
+    );
+}
+
+/**
+ * A JSON companion (LLaMA-Factory's dataset_info.json) usually registers other datasets too: ours is added to what
+ * the file holds, never written over it. Anything else is written whole.
+ */
+function mergedCompanion(file: string, content: string): string {
+  if (!file.endsWith('.json') || !existsSync(file)) return content;
+  try {
+    const existing = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (existing === null || typeof existing !== 'object' || Array.isArray(existing)) return content;
+    return `${JSON.stringify({ ...existing, ...(JSON.parse(content) as object) }, null, 2)}\n`;
+  } catch {
+    throw new UserError(`${file} is not valid JSON`, 'fix or move it: export adds its entry to that file');
+  }
+}
+
+function counts(record: Record<string, number>): string {
+  const entries = Object.entries(record).sort((a, b) => b[1] - a[1]);
+  if (entries.length === 0) return '0';
+  const total = entries.reduce((n, [, v]) => n + v, 0);
+  return `${total} (${entries.map(([k, v]) => `${k}: ${v}`).join(', ')})`;
+}
+
+function formatExport(report: ExportReport, files: string[], bytes: number): string {
+  const s = report.samples;
+  const lines = [
+    `export ${report.format} from ${report.from}, per ${report.unit}, training on ${report.trainOn}: ${s.written} sample(s) from ${report.sessions} session(s)` +
+      (s.validation > 0 || files.length > 1 ? ` (train ${s.train}, validation ${s.validation})` : ''),
+    `written     ${files.length > 0 ? files.join(', ') : 'stdout'} (${formatBytes(bytes)})`,
+    `tokens      ${report.tokens.total} in all, ${report.tokens.trained} trained (o200k_base)`,
+    `duplicates  ${report.duplicates} dropped`,
+    `skipped     ${counts(report.skipped)}`,
+    `redacted    ${counts(report.redactions)}`,
+  ];
+  if (Object.keys(report.warnings).length > 0) lines.push(`warnings    ${counts(report.warnings)}`);
+  if (report.elision.resultsElided + report.elision.resultsCut > 0)
+    lines.push(
+      `elided      ${report.elision.resultsElided} repeated result(s), ${report.elision.resultsCut} cut; ${formatBytes(report.elision.bytesSaved)} not written`,
+    );
+  return lines.join('\n');
+}
