@@ -1,4 +1,4 @@
-import { readFileSync, symlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,7 +85,13 @@ describe('README', () => {
         exitCode: 0,
         problems: [],
       });
-      expect(result.stdout.length).toBeGreaterThan(0);
+      // Data goes to stdout, or to the --out file.
+      const out = /--out (\S+)/.exec(command)?.[1];
+      if (out) {
+        const name = out.replace(/\.jsonl$/, '');
+        const written = readdirSync(work.path).filter((f) => f === out || f.startsWith(`${name}.`));
+        expect({ command, written: written.length > 0 }).toEqual({ command, written: true });
+      } else expect({ command, stdout: result.stdout.length > 0 }).toEqual({ command, stdout: true });
     }
     // The provider examples really reached the model stand-in, on both wires.
     const paths = server.chatRequests().map((request) => request.path);
