@@ -64,7 +64,8 @@ function sampleMessages(
         out.push({ role: 'system', content: text(message.parts) });
         break;
       case 'user': {
-        if (message.injected && !includeInjected) break;
+        // A compaction summary is what the model had instead of the history: always kept.
+        if (message.injected && !includeInjected && !message.compaction) break;
         const content = text(message.parts);
         if (message.parts.some((part) => part.type === 'image'))
           notes.push('image in a user message left out');
