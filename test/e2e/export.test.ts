@@ -104,6 +104,19 @@ describe('export from the original sessions', () => {
     expect(refused.stderr).toContain('--split writes two files');
   });
 
+  it('--min-turns leaves out short sessions and says so; --include-injected keeps harness text', async () => {
+    // The sample sessions have 12, 5, 6, 3, 2 and 0 model turns.
+    const result = await exported(['--min-turns', '5', '--json', '--out', join(dir.path, 'long.jsonl')]);
+    const report = JSON.parse(result.stdout);
+    expect(report.skipped).toEqual({ 'fewer than 5 model turns': 3 });
+    expect(report.sessions).toBe(6);
+    const plain = JSON.parse((await exported(['--json', '--out', join(dir.path, 'plain.jsonl')])).stdout);
+    const injected = JSON.parse(
+      (await exported(['--include-injected', '--json', '--out', join(dir.path, 'injected.jsonl')])).stdout,
+    );
+    expect(injected.tokens.total).toBeGreaterThan(plain.tokens.total);
+  });
+
   it('drops exact duplicates and counts them', async () => {
     const copies = tempDir();
     try {
