@@ -1,0 +1,176 @@
+// The loopback server the opencode plugin asks for each tool result. It answers from the recording (a
+// ShortCircuit) and from nothing else: it has no way to run a command or touch a file, so whatever the model
+// asks for, the answer is either recorded text or an error naming the miss. It also keeps what was asked, for
+// tests and for the run's figures.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { outputText, type ToolResult } from '../../model/session.js';
+import type { Answer } from '../../replay/shortcircuit.js';
+
+/** What the plugin POSTs for one tool call. */
+export interface AnswerRequest {
+  tool: string;
+  args: unknown;
+  callID: string | null;
+  sessionID: string | null;
+  messageID?: string | null;
+  agent?: string | null;
+}
+
+/** What the plugin returns to opencode; `isError` makes the plugin throw `output`, an error result. */
+export interface AnswerReply {
+  title: string;
+  output: string;
+  metadata: Record<string, unknown>;
+  isError: boolean;
+}
+
+export interface Asked {
+  request: AnswerRequest;
+  reply: AnswerReply;
+  answer: Answer;
+  /** Time spent answering, in ms. */
+  ms: number;
+}
+
+/** `ShortCircuit` fits; tests may pass anything with the same `answer`. */
+export interface AnswerSource {
+  answer(name: string, input: unknown): Answer;
+}
+
+export interface AnswerServerOptions {
+  /** The recorded title and metadata of a result, where the source keeps them; default: none. */
+  details?: (result: ToolResult) => { title?: string; metadata?: Record<string, unknown> };
+  /** Largest request body accepted, in bytes (default 16 MiB). */
+  maxBodyBytes?: number;
+}
+
+export interface AnswerServer {
+  /** The URL the plugin POSTs to (its env var: `answersUrlEnv`). */
+  url: string;
+  port: number;
+  /** Every call asked, in order. */
+  asked: Asked[];
+  close(): Promise<void>;
+}
+
+/** The error result a call that is not in the recording gets: it names the call and the nearest recorded ones. */
+export function missReply(request: AnswerRequest, answer: Extract<Answer, { kind: 'miss' }>): AnswerReply {
+  const near = answer.nearest.map(
+    (call) => `${call.name} ${JSON.stringify(call.input)} (differs: ${call.differs.join(', ') || 'nothing'})`,
+  );
+  const output = [
+    `replay-history: ${request.tool} ${JSON.stringify(request.args)} is not in the recording; nothing was run.`,
+    ...(near.length > 0 ? ['Nearest recorded calls:', ...near.map((line) => `- ${line}`)] : []),
+  ].join('\n');
+  return { title: '', output, metadata: {}, isError: true };
+}
+
+export function replyFor(
+  request: AnswerRequest,
+  answer: Answer,
+  options: AnswerServerOptions = {},
+): AnswerReply {
+  if (answer.kind === 'miss') return missReply(request, answer);
+  const details = options.details?.(answer.result) ?? {};
+  return {
+    title: details.title ?? '',
+    output: outputText(answer.result.output),
+    metadata: details.metadata ?? {},
+    isError: answer.result.isError,
+  };
+}
+
+/** Starts the server on 127.0.0.1, on a free port. The caller must close() it. */
+export async function startAnswerServer(
+  source: AnswerSource,
+  options: AnswerServerOptions = {},
+): Promise<AnswerServer> {
+  const asked: Asked[] = [];
+  const limit = options.maxBodyBytes ?? 16 * 1024 * 1024;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/answer') {
+      send(res, 404, { error: 'POST /answer only' });
+      return;
+    }
+    const started = performance.now();
+    const request = parseRequest(await readBody(req, limit));
+    if (!request) {
+      send(res, 400, { error: 'expected {tool, args, callID, sessionID}' });
+      return;
+    }
+    const answer = source.answer(request.tool, request.args);
+    const reply = replyFor(request, answer, options);
+    asked.push({ request, reply, answer, ms: performance.now() - started });
+    send(res, 200, reply);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // The plugin turns any non-200 into an error result: a broken request never becomes a run.
+      if (!res.headersSent) send(res, 500, { error: String(error) });
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/answer`,
+    port,
+    asked,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function parseRequest(raw: string): AnswerRequest | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== 'object') return undefined;
+  const body = value as Record<string, unknown>;
+  if (typeof body.tool !== 'string') return undefined;
+  const text = (field: unknown) => (typeof field === 'string' ? field : null);
+  return {
+    tool: body.tool,
+    args: body.args ?? {},
+    callID: text(body.callID),
+    sessionID: text(body.sessionID),
+    messageID: text(body.messageID),
+    agent: text(body.agent),
+  };
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new Error(`request body over ${limit} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, value: unknown): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

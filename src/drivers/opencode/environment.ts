@@ -1,0 +1,142 @@
+// The hermetic world an opencode replay runs in: a private HOME/XDG tree, config dir, database and plugin,
+// all under one temporary directory, so the user's own opencode config, sessions and credentials are neither
+// read nor written, and nothing lands in the workspace. Everything is prepared before the run: opencode's
+// dependency install finds its work done and does not go to the network.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { answersUrlEnv, type PluginOptions, pluginFileName, pluginSource } from './plugin.js';
+
+/** The opencode version the plugin and the dependency stubs are written for. */
+export const opencodeVersion = '1.18.33';
+
+export interface EnvironmentOptions {
+  /** The directory opencode works in (its cwd and $PWD). Only read here, never written. */
+  workspace: string;
+  /** The OpenAI-compatible endpoint the model is reached at (the recording proxy), e.g. http://127.0.0.1:1234/v1. */
+  baseURL: string;
+  /** The model id sent to `baseURL`; default `replay`. */
+  model?: string;
+  apiKey?: string;
+  /** The answer server's URL, put in the env for the plugin. */
+  answersUrl?: string;
+  /** Without the plugin (a plain run, e.g. to compare what the model is offered). Default: with. */
+  plugin?: false | PluginOptions;
+  /** Extra opencode config merged at the top level (tests: an MCP server). */
+  config?: Record<string, unknown>;
+  /** Directories put first on PATH. */
+  pathPrefix?: string[];
+  /** Where the temporary tree goes; default the OS temp dir. */
+  parent?: string;
+}
+
+export interface Environment {
+  root: string;
+  workspace: string;
+  /** `OPENCODE_CONFIG_DIR`: opencode.json and plugins/. */
+  configDir: string;
+  /** `$XDG_DATA_HOME/opencode`: logs, snapshots, tool output overflow. */
+  dataDir: string;
+  /** `OPENCODE_DB`: kept across the runs of one session (`--session`). */
+  dbPath: string;
+  /** The plugin file, when there is one. */
+  pluginPath?: string;
+  /** The complete environment for the opencode process (run it with extendEnv: false). */
+  env: Record<string, string>;
+  /** Removes the whole private tree (never the workspace). */
+  cleanup(): void;
+}
+
+/**
+ * opencode 1.18.33 runs `Npm.install(dir, {add: ['@opencode-ai/plugin']})` on the global config dir and on every
+ * config dir with plugins. It skips the install when `node_modules/` exists and every dependency named in
+ * package.json (plus the one it adds) is in package-lock.json's root package. Our plugin imports nothing, so
+ * an empty node_modules is enough: the install is a no-op, offline or not.
+ */
+function stubDependencies(dir: string): void {
+  const dependencies = { '@opencode-ai/plugin': opencodeVersion };
+  mkdirSync(join(dir, 'node_modules'), { recursive: true });
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ dependencies }, null, 2)}\n`);
+  writeFileSync(
+    join(dir, 'package-lock.json'),
+    `${JSON.stringify({ name: 'replay-history-opencode', lockfileVersion: 3, requires: true, packages: { '': { dependencies } } }, null, 2)}\n`,
+  );
+}
+
+export function prepareEnvironment(options: EnvironmentOptions): Environment {
+  const root = mkdtempSync(join(options.parent ?? tmpdir(), 'replay-opencode-'));
+  try {
+    const home = join(root, 'home');
+    const xdg = {
+      XDG_DATA_HOME: join(home, '.local', 'share'),
+      XDG_CONFIG_HOME: join(home, '.config'),
+      XDG_STATE_HOME: join(home, '.local', 'state'),
+      XDG_CACHE_HOME: join(home, '.cache'),
+    };
+    const configDir = join(root, 'config');
+    const globalConfig = join(xdg.XDG_CONFIG_HOME, 'opencode');
+    for (const dir of [configDir, globalConfig, ...Object.values(xdg)]) mkdirSync(dir, { recursive: true });
+    stubDependencies(globalConfig);
+    stubDependencies(configDir);
+
+    const model = options.model ?? 'replay';
+    const config = {
+      $schema: 'https://opencode.ai/config.json',
+      provider: {
+        replay: {
+          npm: '@ai-sdk/openai-compatible',
+          name: 'Replay',
+          options: { baseURL: options.baseURL, apiKey: options.apiKey ?? 'sk-replay' },
+          models: { [model]: { name: model, tool_call: true } },
+        },
+      },
+      // Title generation goes to the small model: same endpoint, so the proxy sees (and tags) it.
+      model: `replay/${model}`,
+      small_model: `replay/${model}`,
+      autoupdate: false,
+      share: 'disabled',
+      ...options.config,
+    };
+    writeFileSync(join(configDir, 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`);
+
+    let pluginPath: string | undefined;
+    if (options.plugin !== false) {
+      mkdirSync(join(configDir, 'plugins'), { recursive: true });
+      pluginPath = join(configDir, 'plugins', pluginFileName);
+      writeFileSync(pluginPath, pluginSource(options.plugin ?? {}));
+    }
+
+    const dbPath = join(root, 'opencode.db');
+    const path = [...(options.pathPrefix ?? []), process.env.PATH ?? '/usr/bin:/bin'].join(':');
+    const env: Record<string, string> = {
+      PATH: path,
+      HOME: home,
+      ...xdg,
+      PWD: options.workspace,
+      OPENCODE_CONFIG_DIR: configDir,
+      OPENCODE_DB: dbPath,
+      OPENCODE_DISABLE_PROJECT_CONFIG: '1',
+      OPENCODE_DISABLE_AUTOUPDATE: '1',
+      OPENCODE_DISABLE_MODELS_FETCH: '1',
+      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+      OPENCODE_DISABLE_SHARE: '1',
+      OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+      OPENCODE_DISABLE_CLAUDE_CODE: '1',
+      NO_COLOR: '1',
+      ...(options.answersUrl ? { [answersUrlEnv]: options.answersUrl } : {}),
+    };
+    return {
+      root,
+      workspace: options.workspace,
+      configDir,
+      dataDir: join(xdg.XDG_DATA_HOME, 'opencode'),
+      dbPath,
+      ...(pluginPath ? { pluginPath } : {}),
+      env,
+      cleanup: () => rmSync(root, { recursive: true, force: true }),
+    };
+  } catch (error) {
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+}

@@ -1,0 +1,72 @@
+// The hermetic tree for an opencode run: everything under one private directory, the dependency install
+// pre-empted, the plugin present (or not), the workspace untouched, and all of it removed by cleanup().
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { prepareEnvironment } from '../../../src/drivers/opencode/environment.js';
+import { answersUrlEnv, pluginFileName, pluginSource } from '../../../src/drivers/opencode/plugin.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'opencode-env-'));
+const workspace = mkdtempSync(join(scratch, 'workspace-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('prepareEnvironment', () => {
+  it('builds a private tree with config, plugin, database and disabled background work', () => {
+    const env = prepareEnvironment({
+      workspace,
+      baseURL: 'http://127.0.0.1:1/v1',
+      answersUrl: 'http://127.0.0.1:2/answer',
+      parent: scratch,
+    });
+    expect(env.root.startsWith(scratch)).toBe(true);
+    for (const path of [env.configDir, env.dbPath, env.env.HOME ?? ''])
+      expect(path.startsWith(env.root)).toBe(true);
+    expect(env.env).toMatchObject({
+      PWD: workspace,
+      OPENCODE_CONFIG_DIR: env.configDir,
+      OPENCODE_DB: env.dbPath,
+      OPENCODE_DISABLE_PROJECT_CONFIG: '1',
+      OPENCODE_DISABLE_AUTOUPDATE: '1',
+      OPENCODE_DISABLE_MODELS_FETCH: '1',
+      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+      OPENCODE_DISABLE_SHARE: '1',
+      OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+      OPENCODE_DISABLE_CLAUDE_CODE: '1',
+      [answersUrlEnv]: 'http://127.0.0.1:2/answer',
+    });
+    for (const name of ['XDG_DATA_HOME', 'XDG_CONFIG_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME'])
+      expect(env.env[name]?.startsWith(env.root)).toBe(true);
+    const config = JSON.parse(readFileSync(join(env.configDir, 'opencode.json'), 'utf8'));
+    expect(config.provider.replay.options.baseURL).toBe('http://127.0.0.1:1/v1');
+    expect(config.model).toBe('replay/replay');
+    expect(config.small_model).toBe('replay/replay');
+    expect(env.pluginPath).toBe(join(env.configDir, 'plugins', pluginFileName));
+    expect(readFileSync(env.pluginPath ?? '', 'utf8')).toBe(pluginSource());
+    // opencode's install of @opencode-ai/plugin finds nothing to do in either config dir.
+    for (const dir of [env.configDir, join(env.env.XDG_CONFIG_HOME ?? '', 'opencode')]) {
+      expect(readdirSync(join(dir, 'node_modules'))).toEqual([]);
+      const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8'));
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      expect(lock.packages[''].dependencies).toEqual(manifest.dependencies);
+      expect(manifest.dependencies).toEqual({ '@opencode-ai/plugin': '1.18.33' });
+    }
+    expect(readdirSync(workspace)).toEqual([]);
+    env.cleanup();
+    expect(existsSync(env.root)).toBe(false);
+    expect(existsSync(workspace)).toBe(true);
+  });
+
+  it('leaves the plugin out on request', () => {
+    const env = prepareEnvironment({
+      workspace,
+      baseURL: 'http://127.0.0.1:1/v1',
+      plugin: false,
+      parent: scratch,
+    });
+    expect(env.pluginPath).toBeUndefined();
+    expect(existsSync(join(env.configDir, 'plugins'))).toBe(false);
+    expect(env.env[answersUrlEnv]).toBeUndefined();
+    env.cleanup();
+  });
+});
