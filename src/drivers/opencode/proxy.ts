@@ -1,0 +1,518 @@
+// The recording proxy of an opencode replay: opencode's provider `baseURL` points here, every request is
+// forwarded to the real model, and the answer goes back to opencode unchanged (status, headers, and the SSE
+// bytes as they arrive). Each chat completion is also put back together and handed over as one exchange —
+// request (messages, tools), assembled assistant message, usage, latency — tagged as an agent step or a side
+// call (title generation, compaction summary). Recording here, not from opencode's events, because
+// `opencode run` exits about 175 ms after `session.idle`.
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
+import type { ChatMessage, ChatTool, ChatToolCall } from '../../replay/chat.js';
+import { type Pair, pairSchema } from '../../replay/pairs.js';
+
+type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
+
+/**
+ * `step`: the request offers tools (an agent step). `title`: opencode's title generation (first system message
+ * "You are a title generator. You output ONLY a thread title. …", then the user messages "Generate a title for
+ * this conversation:\n" and the user's prompt; no tools, streamed). `summary`: compaction (first system message
+ * "You are a context summarization agent. …"; recognised by that marker whether or not tools are sent).
+ * `other`: any other chat request without tools. The markers are checked before the tools.
+ */
+export type ExchangeKind = 'step' | 'title' | 'summary' | 'other';
+
+/** The system-prompt openings of opencode 1.18.33's side calls (strings found in its binary). */
+export const sideCallMarkers = {
+  title: 'You are a title generator',
+  summary: 'You are a context summarization agent',
+} as const;
+
+export interface ExchangeUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  [key: string]: unknown;
+}
+
+/** One chat completion as it passed through the proxy. */
+export interface Exchange {
+  kind: ExchangeKind;
+  /** The path under the proxy, e.g. `/v1/chat/completions`. */
+  path: string;
+  /** What the request asked for; `messages`/`tools` are empty when the body was not JSON. */
+  request: { model: string | null; stream: boolean; messages: ChatMessage[]; tools: ChatTool[] };
+  /** The HTTP status opencode got (502 when upstream could not be reached, 504 when it timed out). */
+  status: number;
+  /** The assistant message put back together; null when there was no (complete) answer. */
+  message: Assistant | null;
+  finish_reason: string | null;
+  /** The `usage` object the model sent, if any. */
+  usage: ExchangeUsage | null;
+  /** From the request's arrival to the end of the answer. */
+  latency_ms: number;
+  startedAt: string;
+  /** Set when the call failed: an HTTP error status, a connection failure, a timeout, a cut stream. */
+  error?: string;
+}
+
+export interface RecordingProxyOptions {
+  /** The real model's base URL, including `/v1` (e.g. `https://api.openai.com/v1`). */
+  upstream: string;
+  /** Replaces the Authorization header opencode sends (opencode only has a placeholder key). */
+  apiKey?: string;
+  /** Called for every chat completion when its answer has been read, before its end reaches opencode. */
+  onExchange: (exchange: Exchange) => void;
+  /** Upstream inactivity limit in ms (no response headers, or no bytes of a stream, for this long); default 10 min. */
+  timeoutMs?: number;
+}
+
+export interface RecordingProxy {
+  /** e.g. http://127.0.0.1:41234/v1 — opencode's provider `baseURL`. */
+  url: string;
+  /** How many chat completions were reported, by kind (only counts are kept, never the exchanges). */
+  exchanges: Record<ExchangeKind, number> & { total: number; errors: number };
+  /** Errors thrown by `onExchange` (the proxy keeps serving; the driver should fail the run on these). */
+  handlerErrors: unknown[];
+  /** Requests forwarded and not yet finished. */
+  inFlight(): number;
+  /** Resolves once no request is in flight (the last answer was delivered). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1), plus those we set ourselves. */
+const hopByHop = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
+
+export async function startRecordingProxy(options: RecordingProxyOptions): Promise<RecordingProxy> {
+  const upstream = new URL(options.upstream);
+  const basePath = upstream.pathname.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? 600_000;
+  const exchanges: RecordingProxy['exchanges'] = {
+    step: 0,
+    title: 0,
+    summary: 0,
+    other: 0,
+    total: 0,
+    errors: 0,
+  };
+  const handlerErrors: unknown[] = [];
+  let inFlight = 0;
+  let waiters: (() => void)[] = [];
+
+  const settle = (): void => {
+    inFlight--;
+    if (inFlight === 0) {
+      const ready = waiters;
+      waiters = [];
+      for (const resolve of ready) resolve();
+    }
+  };
+
+  const report = (exchange: Exchange): void => {
+    exchanges[exchange.kind]++;
+    exchanges.total++;
+    if (exchange.error !== undefined) exchanges.errors++;
+    try {
+      options.onExchange(exchange);
+    } catch (error) {
+      handlerErrors.push(error);
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = performance.now();
+    const startedAt = new Date().toISOString();
+    const body = await readBody(req);
+    const url = req.url ?? '/';
+    const path = url.split('?')[0] ?? '/';
+    const query = url.slice(path.length);
+    const chat = req.method === 'POST' && /\/chat\/completions$/.test(path);
+    const parsed = chat ? parseRequest(body) : undefined;
+    // The assembler for this one answer: the only state kept per request.
+    const assembler = chat ? new Assembler() : undefined;
+    let done = false;
+    const finish = (status: number, error?: string): void => {
+      if (done) return;
+      done = true;
+      if (chat && parsed && assembler) {
+        const outcome = assembler.result();
+        const failure = error ?? outcome.error;
+        report({
+          kind: parsed.kind,
+          path,
+          request: parsed.request,
+          status,
+          message: failure === undefined ? outcome.message : null,
+          finish_reason: outcome.finish_reason,
+          usage: outcome.usage,
+          latency_ms: Math.round(performance.now() - started),
+          startedAt,
+          ...(failure !== undefined ? { error: failure } : {}),
+        });
+      }
+    };
+
+    const headers: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined || hopByHop.has(name) || name === 'content-length') continue;
+      headers[name] = value;
+    }
+    // Plain bytes, so the proxy can read what it passes on (and opencode gets them the same).
+    headers['accept-encoding'] = 'identity';
+    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+    if (body.length > 0) headers['content-length'] = body.length;
+    const rest = path.startsWith('/v1/') || path === '/v1' ? path.slice(3) : path;
+    const target = `${upstream.origin}${basePath}${rest}${query}`;
+
+    const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
+    const outgoing = send(target, { method: req.method ?? 'GET', headers });
+    outgoing.setTimeout(timeoutMs);
+
+    const failBeforeReply = (status: number, message: string): void => {
+      finish(status, message);
+      if (res.destroyed) return;
+      if (!res.headersSent) {
+        const text = JSON.stringify({ error: { message, type: 'replay_proxy_error' } });
+        res.writeHead(status, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(text),
+        });
+        res.end(text);
+      } else {
+        res.destroy();
+      }
+    };
+
+    outgoing.on('timeout', () => {
+      outgoing.destroy(new Error(`upstream timed out after ${timeoutMs} ms`));
+    });
+    outgoing.on('error', (error) => {
+      const timedOut = /timed out/.test(error.message);
+      failBeforeReply(timedOut ? 504 : 502, `replay-history proxy: upstream ${target}: ${error.message}`);
+    });
+    // opencode gave up (aborted the request): stop the upstream call too.
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        finish(res.statusCode || 499, 'the client closed the connection before the answer ended');
+        outgoing.destroy();
+      }
+    });
+
+    outgoing.on('response', (answer) => {
+      const status = answer.statusCode ?? 502;
+      const out: OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(answer.headers)) {
+        if (value !== undefined && !hopByHop.has(name)) out[name] = value;
+      }
+      res.writeHead(status, answer.statusMessage ?? '', out);
+      const contentType = String(answer.headers['content-type'] ?? '');
+      assembler?.begin(status, contentType.includes('text/event-stream'));
+      answer.on('data', (chunk: Buffer) => {
+        assembler?.push(chunk);
+        // Backpressure: a slow reader holds the upstream stream back rather than filling memory.
+        if (!res.write(chunk)) {
+          answer.pause();
+          res.once('drain', () => answer.resume());
+        }
+      });
+      answer.on('end', () => {
+        // Reported before opencode sees the end, so "opencode exited" implies "every answer recorded".
+        finish(status);
+        res.end();
+      });
+      answer.on('error', (error) => failBeforeReply(502, `upstream stream failed: ${error.message}`));
+      answer.on('aborted', () => failBeforeReply(502, 'upstream closed the stream before it ended'));
+    });
+    outgoing.end(body);
+  };
+
+  const server = createServer((req, res) => {
+    inFlight++;
+    res.on('close', settle);
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) {
+        const text = JSON.stringify({ error: { message: String(error), type: 'replay_proxy_error' } });
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(text);
+      } else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    exchanges,
+    handlerErrors,
+    inFlight: () => inFlight,
+    idle: () =>
+      inFlight === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            waiters.push(resolve);
+          }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** The first system message's text (string or parts). */
+function systemText(messages: ChatMessage[]): string {
+  const first = messages.find((message) => message.role === 'system');
+  if (!first) return '';
+  const content = first.content as unknown;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content))
+    return content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('\n');
+  return '';
+}
+
+/** Tags a chat request: agent step (tools offered), title generation, compaction summary, or other. */
+export function classifyRequest(request: { messages: ChatMessage[]; tools: ChatTool[] }): ExchangeKind {
+  const system = systemText(request.messages);
+  if (system.includes(sideCallMarkers.title)) return 'title';
+  if (system.includes(sideCallMarkers.summary)) return 'summary';
+  return request.tools.length > 0 ? 'step' : 'other';
+}
+
+function parseRequest(body: Buffer): { kind: ExchangeKind; request: Exchange['request'] } {
+  let value: Record<string, unknown> = {};
+  try {
+    const json = JSON.parse(body.toString('utf8')) as unknown;
+    if (json && typeof json === 'object' && !Array.isArray(json)) value = json as Record<string, unknown>;
+  } catch {
+    // Not JSON: forwarded as it is, recorded with an empty request.
+  }
+  const request: Exchange['request'] = {
+    model: typeof value.model === 'string' ? value.model : null,
+    stream: value.stream === true,
+    messages: Array.isArray(value.messages) ? (value.messages as ChatMessage[]) : [],
+    tools: Array.isArray(value.tools) ? (value.tools as ChatTool[]) : [],
+  };
+  return { kind: classifyRequest(request), request };
+}
+
+interface Assembled {
+  message: Assistant | null;
+  finish_reason: string | null;
+  usage: ExchangeUsage | null;
+  error?: string;
+}
+
+/**
+ * Puts one answer back together as its bytes pass: SSE `data:` events are folded in as they complete (the
+ * stream itself is not kept); a JSON answer is kept until it ends, then read.
+ */
+class Assembler {
+  private status = 0;
+  private sse = false;
+  private readonly decoder = new StringDecoder('utf8');
+  private pending = '';
+  private json: Buffer[] = [];
+  private content = '';
+  private reasoning = '';
+  private readonly calls: ChatToolCall[] = [];
+  private finishReason: string | null = null;
+  private usage: ExchangeUsage | null = null;
+  private sawDone = false;
+  private sawChunk = false;
+  private streamError: string | undefined;
+
+  begin(status: number, sse: boolean): void {
+    this.status = status;
+    this.sse = sse && status < 400;
+  }
+
+  push(chunk: Buffer): void {
+    if (!this.sse) {
+      this.json.push(chunk);
+      return;
+    }
+    this.pending += this.decoder.write(chunk);
+    let newline = this.pending.indexOf('\n');
+    while (newline !== -1) {
+      this.line(this.pending.slice(0, newline).replace(/\r$/, ''));
+      this.pending = this.pending.slice(newline + 1);
+      newline = this.pending.indexOf('\n');
+    }
+  }
+
+  private line(line: string): void {
+    if (!line.startsWith('data:')) return;
+    const data = line.slice(5).trim();
+    if (data === '[DONE]') {
+      this.sawDone = true;
+      return;
+    }
+    let event: Record<string, unknown>;
+    try {
+      event = JSON.parse(data) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (event.error !== undefined) {
+      this.streamError = `error in stream: ${JSON.stringify(event.error)}`;
+      return;
+    }
+    this.sawChunk = true;
+    if (event.usage && typeof event.usage === 'object') this.usage = event.usage as ExchangeUsage;
+    const choice = (event.choices as Record<string, unknown>[] | undefined)?.find(
+      (c) => (c.index ?? 0) === 0,
+    );
+    if (!choice) return;
+    const delta = (choice.delta ?? {}) as Record<string, unknown>;
+    if (typeof delta.content === 'string') this.content += delta.content;
+    if (typeof delta.reasoning_content === 'string') this.reasoning += delta.reasoning_content;
+    else if (typeof delta.reasoning === 'string') this.reasoning += delta.reasoning;
+    for (const piece of (delta.tool_calls ?? []) as Record<string, unknown>[]) {
+      const index = typeof piece.index === 'number' ? piece.index : this.calls.length;
+      let call = this.calls[index];
+      if (!call) {
+        call = { id: '', type: 'function', function: { name: '', arguments: '' } };
+        this.calls[index] = call;
+      }
+      const fn = (piece.function ?? {}) as { name?: unknown; arguments?: unknown };
+      if (typeof piece.id === 'string' && piece.id) call.id = piece.id;
+      if (typeof fn.name === 'string') call.function.name += fn.name;
+      if (typeof fn.arguments === 'string') call.function.arguments += fn.arguments;
+    }
+    if (typeof choice.finish_reason === 'string') this.finishReason = choice.finish_reason;
+  }
+
+  result(): Assembled {
+    if (this.status === 0) return { message: null, finish_reason: null, usage: null };
+    if (this.status >= 400) {
+      const text = Buffer.concat(this.json).toString('utf8');
+      return {
+        message: null,
+        finish_reason: null,
+        usage: null,
+        error: `HTTP ${this.status}: ${text.slice(0, 2000)}`,
+      };
+    }
+    if (this.sse) {
+      this.push(Buffer.from('\n'));
+      const message: Assistant = { role: 'assistant', content: this.content === '' ? null : this.content };
+      const calls = this.calls.filter(Boolean);
+      if (calls.length > 0) message.tool_calls = calls;
+      if (this.reasoning) message.reasoning_content = this.reasoning;
+      const error =
+        this.streamError ??
+        (!this.sawChunk ? 'the stream held no chunks' : undefined) ??
+        (this.finishReason === null && !this.sawDone
+          ? 'the stream ended without a finish_reason'
+          : undefined);
+      return {
+        message,
+        finish_reason: this.finishReason,
+        usage: this.usage,
+        ...(error !== undefined ? { error } : {}),
+      };
+    }
+    const text = Buffer.concat(this.json).toString('utf8');
+    try {
+      const value = JSON.parse(text) as {
+        choices?: { index?: number; message?: Record<string, unknown>; finish_reason?: string | null }[];
+        usage?: ExchangeUsage;
+      };
+      const choice = value.choices?.find((c) => (c.index ?? 0) === 0);
+      if (!choice?.message)
+        return { message: null, finish_reason: null, usage: null, error: 'no choices in the answer' };
+      const reply = choice.message;
+      const content = typeof reply.content === 'string' ? reply.content : null;
+      const message: Assistant = { role: 'assistant', content };
+      const calls = Array.isArray(reply.tool_calls) ? (reply.tool_calls as ChatToolCall[]) : [];
+      if (calls.length > 0) {
+        message.tool_calls = calls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.function.name, arguments: call.function.arguments },
+        }));
+      }
+      const reasoning =
+        typeof reply.reasoning_content === 'string'
+          ? reply.reasoning_content
+          : typeof reply.reasoning === 'string'
+            ? reply.reasoning
+            : '';
+      if (reasoning) message.reasoning_content = reasoning;
+      return { message, finish_reason: choice.finish_reason ?? null, usage: value.usage ?? null };
+    } catch {
+      return { message: null, finish_reason: null, usage: null, error: 'the answer is not JSON' };
+    }
+  }
+}
+
+export interface PairContext {
+  run: string;
+  session: string;
+  agent: string;
+  turn: number;
+  /** The model as the run names it; default the request's `model`. */
+  model?: string;
+  /** Default `free`: opencode drives from the user's messages, tool results come from the recording. */
+  mode?: Pair['mode'];
+}
+
+export class ExchangeError extends Error {}
+
+/**
+ * An exchange as a pairs.jsonl line. `original` is null and `match` is `none`: the driver knows the recorded
+ * step this one answers and fills both. Throws for an exchange without an answer (an error).
+ */
+export function pairFromExchange(exchange: Exchange, context: PairContext): Pair {
+  if (!exchange.message || exchange.error !== undefined) {
+    throw new ExchangeError(`no answer to make a pair from: ${exchange.error ?? 'empty'}`);
+  }
+  return {
+    schema: pairSchema,
+    run: context.run,
+    session: context.session,
+    agent: context.agent,
+    turn: context.turn,
+    mode: context.mode ?? 'free',
+    model: context.model ?? exchange.request.model ?? '',
+    messages: exchange.request.messages,
+    tools: exchange.request.tools,
+    completion: exchange.message,
+    original: null,
+    match: { tool_calls: 'none' },
+    usage: {
+      prompt_tokens: Number(exchange.usage?.prompt_tokens ?? 0),
+      completion_tokens: Number(exchange.usage?.completion_tokens ?? 0),
+    },
+    latency_ms: exchange.latency_ms,
+    finish_reason: exchange.finish_reason,
+  };
+}
