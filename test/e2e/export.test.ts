@@ -86,7 +86,7 @@ describe('export from the original sessions', () => {
     const first = JSON.parse((await exported(args)).stdout);
     const train = readFileSync(join(dir.path, 'split', 'data.train.jsonl'), 'utf8');
     const validation = readFileSync(join(dir.path, 'split', 'data.validation.jsonl'), 'utf8');
-    expect(first.samples.train + first.samples.validation).toBe(28);
+    expect(first.samples.train + first.samples.validation).toBe(30);
     expect(first.samples.train).toBeGreaterThan(0);
     expect(first.samples.validation).toBeGreaterThan(0);
     // Again: byte-identical.
@@ -105,7 +105,7 @@ describe('export from the original sessions', () => {
   });
 
   it('--min-turns leaves out short sessions and says so; --include-injected keeps harness text', async () => {
-    // The sample sessions have 12, 5, 6, 3, 2 and 0 model turns.
+    // The sample sessions have 14, 5, 6, 3, 2 and 0 model turns.
     const result = await exported(['--min-turns', '5', '--json', '--out', join(dir.path, 'long.jsonl')]);
     const report = JSON.parse(result.stdout);
     expect(report.skipped).toEqual({ 'fewer than 5 model turns': 3 });
@@ -164,7 +164,7 @@ describe('export from a replay run', () => {
     const sft = await exported(['--from', `run:${runId}`, '--out', join(dir.path, 'run.jsonl'), '--json']);
     expect(sft.exitCode, sft.stderr).toBe(0);
     const rows = lines(readFileSync(join(dir.path, 'run.jsonl'), 'utf8'));
-    expect(rows).toHaveLength(28);
+    expect(rows).toHaveLength(30);
     for (const row of rows) {
       const assistants = row.messages.filter((m: { role: string }) => m.role === 'assistant');
       expect(assistants.at(-1)).toMatchObject({ content: 'A different answer.', weight: 1 });
@@ -182,7 +182,7 @@ describe('export from a replay run', () => {
     ]);
     expect(dpo.exitCode, dpo.stderr).toBe(0);
     const pairs = lines(readFileSync(join(dir.path, 'dpo.jsonl'), 'utf8'));
-    expect(pairs).toHaveLength(28);
+    expect(pairs).toHaveLength(30);
     for (const pair of pairs) {
       expect(pair.rejected).toEqual([
         expect.objectContaining({ role: 'assistant', content: 'A different answer.' }),

@@ -92,9 +92,9 @@ describe('opencode end to end (real binary, scripted model)', () => {
       title: titles.fix,
       cwd: recorded.home.project,
       version: '1.18.33',
-      // 6 steps, 5 after the second prompt (sub-agent steps are its own), the summary, 2 after it
-      turns: 12,
-      toolCalls: 8,
+      // 8 steps for the first prompt, 3 after the second (sub-agent steps are its own), the summary, 2 after it
+      turns: 14,
+      toolCalls: 10,
       unansweredToolCalls: 0,
     });
     const child = sessions.find((s) => s.kind === 'subagent');
@@ -114,32 +114,44 @@ describe('opencode end to end (real binary, scripted model)', () => {
     const session = await show([recorded.mainId]);
     const messages = session.messages as Message[];
     expect(calls(messages).map((c) => c.name)).toEqual([
+      'webfetch',
       'glob',
       'grep',
       'read',
       'read',
       'edit',
       'bash',
+      'bash',
       'write',
       'task',
     ]);
     const byName = new Map(results(messages).map((r) => [`${r.name}:${r.isError}`, r]));
-    expect(results(messages)).toHaveLength(8);
+    expect(results(messages)).toHaveLength(10);
+    // The bug report page, fetched from 127.0.0.1 and converted to markdown by opencode.
+    expect(String(byName.get('webfetch:false')?.output)).toContain('# limit returns one item too few');
     expect(String(byName.get('read:true')?.output)).toMatch(/^File not found: .*src\/routes\.js$/);
-    expect(String(byName.get('bash:false')?.output)).toBe('ok: list(5) has 5 items\n');
+    // Two bash calls, answered in order: the test run, then `rm debug.log`, which prints nothing.
+    const bash = results(messages).filter((r) => r.name === 'bash');
+    expect(bash.map((r) => [String(r.output), r.isError])).toEqual([
+      ['ok: list(5) has 5 items\n', false],
+      ['(no output)', false],
+    ]);
     expect(String(byName.get('grep:false')?.output)).toContain('Found 2 matches');
     expect(String(byName.get('glob:false')?.output)).toContain('src/todos.js');
     expect(String(byName.get('edit:false')?.output)).toBe('Edit applied successfully.');
     expect(String(byName.get('task:false')?.output)).toContain(
       'Yes: test.js asserts that list(5) returns 5 items.',
     );
-    // The first step's reasoning and usage came through.
-    const first = messages.find((m) => m.role === 'assistant');
-    expect(first?.parts[0]).toEqual({
+    // The steps' text, reasoning and usage came through: the first step (webfetch) has no reasoning, the second
+    // (glob + grep) starts with it.
+    const [first, second] = messages.filter((m) => m.role === 'assistant');
+    expect(first?.parts[0]).toEqual({ type: 'text', text: 'Let me read the bug report first.' });
+    expect(first?.usage?.inputTokens).toBeGreaterThan(0);
+    expect(second?.parts[0]).toEqual({
       type: 'reasoning',
       text: 'The limit handling must be in the route code. Let me find it.',
     });
-    expect(first?.usage?.inputTokens).toBeGreaterThan(0);
+    expect(second?.usage?.inputTokens).toBeGreaterThan(0);
   });
 
   it('keeps the multi-turn structure: three prompts, the compaction, and what the model saw after it', async () => {
@@ -151,9 +163,9 @@ describe('opencode end to end (real binary, scripted model)', () => {
     expect(typed).toEqual([prompts.fix, prompts.changelog, prompts.thanks]);
     const compaction = messages.find((m) => m.compaction);
     expect(compaction).toMatchObject({ role: 'assistant', parts: [{ type: 'text', text: summary }] });
-    // The last turn (12 of 12, after "Thanks!") was given the summary, opencode's "Continue" prompt, its answer and the
+    // The last turn (14 of 14, after "Thanks!") was given the summary, opencode's "Continue" prompt, its answer and the
     // question — exactly what opencode sent (the scripted server recorded it), less its "What did we do so far?".
-    const last = await show([recorded.mainId, '--turn', '12']);
+    const last = await show([recorded.mainId, '--turn', '14']);
     const context = last.context as Message[];
     expect(context.map((m) => [m.role, (m.parts[0] as { text?: string }).text])).toEqual([
       ['assistant', summary],

@@ -62,14 +62,14 @@ describe('README', () => {
       // Twice: the command must work again on a machine where it already ran (pairs.jsonl exists then).
       const result = await shell(command);
       expect({ attempt, exitCode: result.exitCode }).toEqual({ attempt, exitCode: 0 });
-      expect(result.stdout).toMatch(/turns {7}28 done, 0 failed, over 6 session\(s\)/);
+      expect(result.stdout).toMatch(/turns {7}30 done, 0 failed, over 6 session\(s\)/);
       expect(result.stdout).toContain('precision 100.0%, recall 100.0%');
     }
     const pairs = readFileSync(join(work.path, 'pairs.jsonl'), 'utf8')
       .trimEnd()
       .split('\n')
       .map((line) => JSON.parse(line));
-    expect(pairs).toHaveLength(28);
+    expect(pairs).toHaveLength(30);
     for (const pair of pairs) expect(pair.completion).toEqual(pair.original);
   });
 

@@ -31,14 +31,14 @@ describe('replay with the recorded provider', () => {
       model: 'recorded',
       mode: 'forced',
       status: 'done',
-      turnsDone: 28,
+      turnsDone: 30,
       turnsFailed: 0,
     });
-    expect(report.matches).toEqual({ exact: 18, normalized: 0, differs: 0, none: 10 });
+    expect(report.matches).toEqual({ exact: 20, normalized: 0, differs: 0, none: 10 });
     expect(report.precision).toBe(1);
     expect(report.recall).toBe(1);
     const written = pairs();
-    expect(written).toHaveLength(28);
+    expect(written).toHaveLength(30);
     expect(new Set(written.map((p) => p.agent))).toEqual(new Set(['claude-code', 'opencode']));
     for (const pair of written) {
       expect(pair.schema).toBe('replay-history.pair/v1');
@@ -59,7 +59,7 @@ describe('replay with the recorded provider', () => {
     );
     expect(fix.messages[toolAt - 1].tool_calls[0].function.name).toBe('Bash');
     const runs = await run(['runs', '--db', db, '--json']);
-    expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ id: report.id, turnsDone: 28 })]);
+    expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ id: report.id, turnsDone: 30 })]);
   });
 
   it('refuses to write into a pairs file that already holds pairs, unless --append or --force', async () => {
@@ -70,10 +70,10 @@ describe('replay with the recorded provider', () => {
     expect(refused.stderr).toContain('hint: pass --append to add to it, --force to overwrite it');
     const forced = await run(['replay', 'sample-sessions', '--db', db, '--out', out, '--force']);
     expect(forced.exitCode).toBe(0);
-    expect(pairs()).toHaveLength(28);
+    expect(pairs()).toHaveLength(30);
     const appended = await run(['replay', '6f1c2a34', '--db', db, '--out', out, '--append']);
     expect(appended.exitCode).toBe(0);
-    expect(pairs()).toHaveLength(33);
+    expect(pairs()).toHaveLength(35);
   });
 
   it('after SIGKILL mid-run, --resume finishes it with no torn line, no pair lost or duplicated', async () => {
@@ -94,7 +94,7 @@ describe('replay with the recorded provider', () => {
       await child;
       const before = lineCount();
       expect(before).toBeGreaterThan(0);
-      expect(before).toBeLessThan(28);
+      expect(before).toBeLessThan(30);
       const listed = JSON.parse((await run(['runs', '--db', db, '--json'])).stdout);
       expect(listed).toEqual([expect.objectContaining({ status: 'running' })]);
       const asked = server.chatRequests().length;
@@ -102,11 +102,11 @@ describe('replay with the recorded provider', () => {
       expect(resumed.exitCode).toBe(0);
       const written = pairs();
       const keys = written.map((p) => `${p.session}#${p.turn}`);
-      expect(keys).toHaveLength(28);
-      expect(new Set(keys).size).toBe(28);
-      expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', turnsDone: 28, turnsFailed: 0 });
+      expect(keys).toHaveLength(30);
+      expect(new Set(keys).size).toBe(30);
+      expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', turnsDone: 30, turnsFailed: 0 });
       // Turns already written were not asked again: the resume asked only for the rest (and what was in flight).
-      expect(server.chatRequests().length - asked).toBe(28 - before);
+      expect(server.chatRequests().length - asked).toBe(30 - before);
     } finally {
       await server.close();
     }

@@ -2,6 +2,8 @@
 // (glob, grep, read, a failing read, edit, bash, write, a `task` sub-agent, an automatic compaction) and a
 // second session whose only model call fails. The scripted model server answers every call.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import {
@@ -45,14 +47,42 @@ function list(limit) {
 module.exports = { list };
 `;
 
+/** The bug report `webfetch` reads: a small HTML page on 127.0.0.1 (opencode converts it to markdown). */
+async function startIssuePage(): Promise<{ url: string; close: () => Promise<void> }> {
+  const page =
+    '<html><head><title>Issue 12</title></head><body><h1>limit returns one item too few</h1>' +
+    '<p><code>GET /todos?limit=5</code> returns 4 items.</p></body></html>';
+  const server = createServer((_, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(page);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 /** The scripted model: agent steps in order; titles and compaction summaries by their system prompts. */
-function script(project: string): {
+function script(
+  project: string,
+  issueUrl: string,
+): {
   side: (request: ChatRequest) => ScriptedReply | undefined;
   steps: ScriptedReply[];
 } {
   const file = (name: string) => join(project, name);
   const steps: ScriptedReply[] = [
-    // First user message: find and fix.
+    // First user message: read the bug report, find and fix.
+    {
+      text: 'Let me read the bug report first.',
+      toolCalls: [{ name: 'webfetch', arguments: { url: issueUrl, format: 'markdown' } }],
+    },
     {
       reasoning: 'The limit handling must be in the route code. Let me find it.',
       text: 'Let me find where the limit is applied.',
@@ -79,6 +109,11 @@ function script(project: string): {
     {
       toolCalls: [
         { name: 'bash', arguments: { command: 'node test.js', description: 'Run the limit test' } },
+      ],
+    },
+    {
+      toolCalls: [
+        { name: 'bash', arguments: { command: 'rm debug.log', description: 'Remove the stray debug log' } },
       ],
     },
     {
@@ -153,6 +188,7 @@ export interface Recorded {
  */
 export async function recordOpencodeSessions(options: { project?: string } = {}): Promise<Recorded> {
   const server = await startModelServer({ models: ['scripted'] });
+  const issues = await startIssuePage();
   const started = Date.now();
   let home: OpencodeHome | undefined;
   try {
@@ -168,18 +204,19 @@ export async function recordOpencodeSessions(options: { project?: string } = {})
       join(project, 'test.js'),
       "const assert = require('node:assert');\nconst { list } = require('./src/todos');\nassert.strictEqual(list(5).length, 5);\nconsole.log('ok: list(5) has 5 items');\n",
     );
-    const { side, steps } = script(project);
+    writeFileSync(join(project, 'debug.log'), 'list(5) -> 4 items\n');
+    const { side, steps } = script(project, `${issues.url}/issues/12`);
     server.respondWith(side);
-    server.push(...steps.slice(0, 6));
+    server.push(...steps.slice(0, 8));
     const runs: OpencodeRun[] = [];
     const first = await opencodeRun(home, prompts.fix);
     runs.push(first);
     const mainId = first.sessionId;
     if (first.exitCode !== 0 || !mainId)
       throw new Error(`opencode run failed (${first.exitCode}): ${first.stderr.slice(-2000)}`);
-    server.push(...steps.slice(6, 12));
+    server.push(...steps.slice(8, 14));
     runs.push(await opencodeRun(home, prompts.changelog, { session: mainId }));
-    server.push(...steps.slice(12));
+    server.push(...steps.slice(14));
     runs.push(await opencodeRun(home, prompts.thanks, { session: mainId }));
     // A model call that fails for good (400 is not retried): opencode records an assistant message with an error.
     server.push({ error: { status: 400, message: 'scripted model: this request is refused' } });
@@ -215,5 +252,6 @@ export async function recordOpencodeSessions(options: { project?: string } = {})
     throw error;
   } finally {
     await server.close();
+    await issues.close();
   }
 }

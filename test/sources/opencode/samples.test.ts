@@ -71,11 +71,13 @@ describe('the committed opencode sample (real opencode 1.18.33 output)', () => {
   it('has every tool the scenario called, and one failed read', () => {
     const calls = main?.messages.flatMap(toolCalls) ?? [];
     expect(calls.map((c) => c.name)).toEqual([
+      'webfetch',
       'glob',
       'grep',
       'read',
       'read',
       'edit',
+      'bash',
       'bash',
       'write',
       'task',
@@ -86,7 +88,7 @@ describe('the committed opencode sample (real opencode 1.18.33 output)', () => {
     expect(errors).toHaveLength(1);
   });
 
-  it('links the sub-agent to the task call and splits three prompts into twelve turns around a compaction', () => {
+  it('links the sub-agent to the task call and splits three prompts into fourteen turns around a compaction', () => {
     const task = main?.messages.flatMap(toolCalls).find((c) => c.name === 'task');
     expect(child).toMatchObject({ parentId: main?.id, parentToolCallId: task?.id });
     expect(result.spawns).toEqual([
@@ -99,8 +101,8 @@ describe('the committed opencode sample (real opencode 1.18.33 output)', () => {
       prompts.thanks,
     ]);
     const turns = splitTurns(main?.messages ?? []);
-    expect(turns).toHaveLength(12);
-    expect(turns[11]?.context[0]?.compaction).toBe(true);
+    expect(turns).toHaveLength(14);
+    expect(turns[13]?.context[0]?.compaction).toBe(true);
     expect(failing?.messages.map((m) => [m.role, m.injected ?? false])).toEqual([
       ['user', false],
       ['assistant', true],
