@@ -173,4 +173,11 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE run_turns ADD COLUMN reasks INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    name: 'm005_run_driver',
+    sql: `
+      -- Who ran the agent loop: builtin (our own) or opencode (the real binary, tools overridden).
+      ALTER TABLE runs ADD COLUMN driver TEXT NOT NULL DEFAULT 'builtin';
+    `,
+  },
 ];

@@ -3,11 +3,14 @@ import { type Db, statementCache } from './db.js';
 
 export type RunStatus = 'running' | 'done' | 'failed' | 'interrupted';
 export type Match = 'exact' | 'normalized' | 'differs' | 'none';
+export type Driver = 'builtin' | 'opencode';
 
 export interface RunRow {
   id: string;
   model: string;
   mode: 'forced' | 'free';
+  /** Who ran the agent loop. */
+  driver: Driver;
   options: string;
   out_file: string;
   status: RunStatus;
@@ -192,13 +195,28 @@ export class RunStore {
   }
 
   create(
-    run: { id: string; model: string; mode: 'forced' | 'free'; options: unknown; outFile: string },
+    run: {
+      id: string;
+      model: string;
+      mode: 'forced' | 'free';
+      driver?: Driver;
+      options: unknown;
+      outFile: string;
+    },
     sessions: string[],
   ): void {
     this.sql(
-      `INSERT INTO runs (id, model, mode, options, out_file, status, started_at)
-       VALUES (?, ?, ?, ?, ?, 'running', ?)`,
-    ).run(run.id, run.model, run.mode, JSON.stringify(run.options), run.outFile, new Date().toISOString());
+      `INSERT INTO runs (id, model, mode, driver, options, out_file, status, started_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`,
+    ).run(
+      run.id,
+      run.model,
+      run.mode,
+      run.driver ?? 'builtin',
+      JSON.stringify(run.options),
+      run.outFile,
+      new Date().toISOString(),
+    );
     const add = this.sql('INSERT INTO run_sessions (run_id, position, session_id) VALUES (?, ?, ?)');
     sessions.forEach((session, position) => {
       add.run(run.id, position, session);

@@ -19,6 +19,13 @@ export interface SandboxOptions {
   writable?: readonly string[];
   /** The bwrap binary (default: found on PATH). */
   bwrap?: string;
+  /**
+   * Keep the host's network (default: none but a private loopback). The opencode driver needs it: opencode
+   * reaches our proxy and answer server on the host's 127.0.0.1, and every tool it has is ours anyway.
+   */
+  network?: boolean;
+  /** The working directory inside (default: ours). */
+  cwd?: string;
 }
 
 /**
@@ -49,9 +56,11 @@ export function probeSandbox(bwrap = 'bwrap'): void {
  * (writes fail with EROFS) and no network but a private loopback. The process dies with us.
  */
 export function sandboxed(argv: readonly string[], options: SandboxOptions): string[] {
-  const args = [options.bwrap ?? 'bwrap', '--dev-bind', '/', '/', '--unshare-net', '--die-with-parent'];
+  const args = [options.bwrap ?? 'bwrap', '--dev-bind', '/', '/'];
+  if (!options.network) args.push('--unshare-net');
+  args.push('--die-with-parent');
   for (const path of options.readOnly) args.push('--ro-bind', path, path);
   for (const path of options.writable ?? []) if (existsSync(path)) args.push('--bind', path, path);
-  args.push('--chdir', process.cwd(), '--', ...argv);
+  args.push('--chdir', options.cwd ?? process.cwd(), '--', ...argv);
   return args;
 }

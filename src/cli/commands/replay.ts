@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { findOpencode, OpencodeNotFound } from '../../drivers/opencode/binary.js';
+import { OpencodeDriverError, replayOpencode, type Upstream } from '../../drivers/opencode/driver.js';
+import { opencodeVersion } from '../../drivers/opencode/environment.js';
 import { callKeys } from '../../replay/chat.js';
 import type { ShownSettings } from '../../replay/elide.js';
 import { replayForced, requestDigest } from '../../replay/engine.js';
@@ -10,8 +13,9 @@ import { type Pair, PairsFileError, PairsWriter } from '../../replay/pairs.js';
 import { ProviderSpecError, providerFor } from '../../replay/providers/index.js';
 import { ProviderError } from '../../replay/providers/types.js';
 import { type Db, openDb } from '../../store/db.js';
-import { type Match, RunStore, turnKey } from '../../store/runs.js';
+import { type Driver, type Match, RunStore, turnKey } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
+import { probeSandbox, SandboxUnavailable } from '../../verify/sandbox.js';
 import { ExitCode, UserError } from '../errors.js';
 import { collectGarbage } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
@@ -44,6 +48,10 @@ interface ReplayOptions {
   elideRepeats?: boolean;
   elideTool: string[];
   maxResultBytes?: number;
+  agent: Driver;
+  opencodeBin?: string;
+  workspace?: string;
+  sandbox?: boolean;
 }
 
 /** What a run needs to be resumed exactly as it was started. */
@@ -63,6 +71,12 @@ interface StoredOptions {
   watch?: string[];
   exclude?: string[];
   shown?: ShownSettings;
+  /** Missing in runs stored before the opencode driver: builtin. */
+  driver?: Driver;
+  opencodeBin?: string;
+  /** Absolute. */
+  workspace?: string;
+  sandbox?: boolean;
 }
 
 const positive = (name: string) => (value: string) => {
@@ -158,6 +172,26 @@ export function registerReplay(program: Command): void {
       [],
     )
     .option('--exclude <path>', 'leave this path out of the side-effect check, repeatable', collect, [])
+    .addOption(
+      new Option(
+        '--agent <driver>',
+        'who runs the agent loop: builtin (ours) or opencode (the real opencode binary, every tool answered from the recording)',
+      )
+        .choices(['builtin', 'opencode'])
+        .default('builtin'),
+    )
+    .option(
+      '--opencode-bin <path>',
+      `--agent opencode: this opencode binary (default: the pinned ${opencodeVersion}, else opencode on PATH)`,
+    )
+    .option(
+      '--workspace <dir>',
+      '--agent opencode: run opencode in this directory instead of each session’s recorded cwd',
+    )
+    .option(
+      '--sandbox',
+      '--agent opencode: run opencode under bubblewrap with the workspace and --watch directories read-only',
+    )
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
@@ -177,18 +211,28 @@ change is stored with the run (replay-history runs RUN_ID lists them) and makes 
 
 Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY; local servers need none.
 
+--agent opencode runs the real opencode binary headless in each session's recorded cwd (or --workspace), in a
+private HOME and config of its own: a plugin overrides every built-in tool with one that returns the recorded
+result (tools offered to the model byte-identical to opencode's own), and stops any other tool. Its model
+calls go through a loopback proxy of ours to --model (recorded, openai:MODEL or ollama:MODEL: an
+OpenAI-compatible endpoint), and each agent step becomes a pair, with the prompts exactly as opencode sends
+them. Title and summary calls are left out of the pairs. Always free mode: the first user message is piped
+in, each later one continues the same opencode session.
+
 Examples:
   $ replay-history replay sample-sessions
   $ replay-history replay 6f1c2a34 --model ollama:qwen2.5-coder:7b --out qwen.jsonl
   $ replay-history replay --all --model openai:gpt-4o-mini --concurrency 8 --json
   $ replay-history replay 6f1c2a34 --mode free --on-miss stop --model anthropic:claude-sonnet-4-5
   $ replay-history replay --resume run_20261130T101500_3f9a2c
-  $ replay-history replay 6f1c2a34 --watch ~/src/app --exclude ~/src/app/node_modules`,
+  $ replay-history replay 6f1c2a34 --watch ~/src/app --exclude ~/src/app/node_modules
+  $ replay-history replay c0faf5aa --agent opencode --model ollama:qwen2.5-coder:7b
+  $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox`,
     )
-    .action(async (targets: string[], options: ReplayOptions) => {
+    .action(async (targets: string[], options: ReplayOptions, command: Command) => {
       const db = openDb(options.db);
       try {
-        process.exitCode = await replay(db, targets, options);
+        process.exitCode = await replay(db, targets, options, command.getOptionValueSource('mode') === 'cli');
       } finally {
         db.close();
       }
@@ -205,7 +249,7 @@ function newRunId(): string {
   return `run_${stamp}_${randomBytes(3).toString('hex')}`;
 }
 
-async function replay(db: Db, targets: string[], options: ReplayOptions): Promise<number> {
+async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiven = false): Promise<number> {
   const runs = new RunStore(db);
   const sessions = new SessionStore(db);
   let runId: string;
@@ -240,6 +284,14 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
       watch: options.watch.map((dir) => resolve(dir)),
       exclude: options.exclude.map((path) => resolve(path)),
+      ...(options.agent === 'opencode'
+        ? {
+            driver: 'opencode' as const,
+            ...(options.opencodeBin ? { opencodeBin: resolve(options.opencodeBin) } : {}),
+            ...(options.workspace ? { workspace: resolve(options.workspace) } : {}),
+            ...(options.sandbox ? { sandbox: true } : {}),
+          }
+        : {}),
       ...(options.elideRepeats || options.maxResultBytes !== undefined
         ? {
             shown: {
@@ -252,6 +304,18 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
     };
     if (options.elideTool.length > 0 && !options.elideRepeats)
       throw new UserError('--elide-tool only makes sense with --elide-repeats');
+    if (options.agent === 'opencode') {
+      checkOpencodeOptions(options, modeGiven);
+      stored.mode = 'free';
+    } else {
+      for (const [given, name] of [
+        [options.opencodeBin, '--opencode-bin'],
+        [options.workspace, '--workspace'],
+        [options.sandbox, '--sandbox'],
+      ] as const) {
+        if (given) throw new UserError(`${name} only applies with --agent opencode`);
+      }
+    }
     for (const dir of stored.watch ?? []) {
       if (!existsSync(dir) || !statSync(dir).isDirectory())
         throw new UserError(`--watch ${dir}: no such directory`, 'name a directory that exists');
@@ -262,6 +326,10 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
     if (holds && options.force) truncateSync(outFile, 0);
     mode = holds && options.append ? 'append' : 'new';
   }
+
+  const driver = stored.driver ?? 'builtin';
+  // Everything that can be wrong with the opencode driver's setup is found before the run is created.
+  const opencode = driver === 'opencode' ? prepareOpencode(stored) : undefined;
 
   let systemPrompt: string | undefined;
   if (stored.systemPrompt) {
@@ -276,6 +344,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
   let provider: Awaited<ReturnType<typeof providerFor>>;
   try {
     provider = await providerFor({
+      // The opencode driver asks through opencode; the provider is only built to check the spec.
       spec: stored.model,
       ...(stored.baseUrl ? { baseURL: stored.baseUrl } : {}),
       timeoutMs: stored.timeout * 1000,
@@ -315,14 +384,17 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
     warn(`${outFile}: removed a torn last line (${opened.cut} bytes) left by an interrupted run`);
   if (mode === 'resume') runs.reopen(runId);
   else
-    runs.create({ id: runId, model: stored.model, mode: stored.mode, options: stored, outFile }, sessionIds);
+    runs.create(
+      { id: runId, model: stored.model, mode: stored.mode, driver, options: stored, outFile },
+      sessionIds,
+    );
   const done = new Set([...runs.doneTurns(runId), ...opened.done]);
 
   const check = await startCheck({
     runId,
     dbFile: options.db,
     outFile,
-    cwds: sessionIds.map((id) => sessions.row(id)?.cwd ?? null),
+    cwds: stored.workspace ? [stored.workspace] : sessionIds.map((id) => sessions.row(id)?.cwd ?? null),
     watch: stored.watch ?? [],
     exclude: stored.exclude ?? [],
   });
@@ -358,7 +430,32 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
         if (asked % gcEvery === 0) collectGarbage();
       },
     };
-    if (stored.mode === 'free') {
+    if (opencode) {
+      await replayOpencode({
+        runId,
+        model: stored.model,
+        upstream: opencode.upstream,
+        sessions,
+        runs,
+        // opencode cannot go on from the middle of a session: one cut off by a killed run stays as it is.
+        sessionIds: sessionIds.filter((id) => {
+          const begun = [...done].some((key) => key.startsWith(`${id}\0`));
+          if (begun)
+            warn(`${id.slice(0, 12)}: begun by the interrupted run; opencode cannot resume it mid-way`);
+          return !begun;
+        }),
+        writer: opened.writer,
+        concurrency: stored.concurrency,
+        onMiss: stored.onMiss ?? 'error',
+        maxTurnsFactor: stored.maxTurns ?? 2,
+        binary: opencode.binary,
+        ...(stored.workspace ? { workspace: stored.workspace } : {}),
+        ...(stored.sandbox ? { sandbox: { readOnly: check.roots } } : {}),
+        timeoutMs: stored.timeout * 1000,
+        onTurn: common.onTurn,
+        onNote: (text) => warn(text),
+      });
+    } else if (stored.mode === 'free') {
       for (const list of existing.values()) list.sort((a, b) => a.turn - b.turn);
       await replayFree({
         ...common,
@@ -381,7 +478,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions): Promis
   const sideEffects = report !== undefined && report.changes.length > 0;
   if (failure !== undefined) {
     if (report && !options.json) say(formatCheck(check, report));
-    if (failure instanceof ProviderError) {
+    if (failure instanceof ProviderError || failure instanceof OpencodeDriverError) {
       throw new UserError(
         failure.message,
         `nothing more was asked; fix it and continue with --resume ${runId}`,
@@ -435,4 +532,73 @@ function reconcile(runs: RunStore, recorded: ReadonlySet<string>, pair: Pair): v
     completionTokens: pair.usage.completion_tokens,
     latencyMs: pair.latency_ms,
   });
+}
+
+/** The opencode driver's options that cannot go with it, found before anything runs. */
+function checkOpencodeOptions(options: ReplayOptions, modeGiven: boolean): void {
+  if (modeGiven && options.mode === 'forced')
+    throw new UserError('--agent opencode replays in free mode: opencode drives each session itself');
+  const unsupported: [unknown, string, string][] = [
+    [options.elideRepeats, '--elide-repeats', 'opencode keeps its own context'],
+    [options.maxResultBytes, '--max-result-bytes', 'opencode cuts long results itself'],
+    [options.systemPrompt, '--system-prompt', 'opencode writes its own system prompt'],
+  ];
+  for (const [given, name, why] of unsupported) {
+    if (given !== undefined && given !== false)
+      throw new UserError(`${name} does not apply with --agent opencode: ${why}`);
+  }
+  if (options.workspace) {
+    const dir = resolve(options.workspace);
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      throw new UserError(`--workspace ${dir}: no such directory`);
+  }
+}
+
+/** The binary, where its model calls go, and a sandbox check: all before the run is created. */
+function prepareOpencode(stored: StoredOptions): { binary: string; upstream: Upstream } {
+  let binary: string;
+  try {
+    const found = findOpencode(stored.opencodeBin);
+    binary = found.path;
+    if (found.version !== opencodeVersion)
+      warn(
+        `opencode ${found.version ?? '(unknown version)'} at ${found.path}: the overrides are written for ${opencodeVersion}; a built-in they do not know stops the run`,
+      );
+  } catch (error) {
+    if (error instanceof OpencodeNotFound)
+      throw new UserError(error.message, 'pass --opencode-bin PATH, or npm install opencode-ai');
+    throw error;
+  }
+  if (stored.sandbox) {
+    try {
+      probeSandbox();
+    } catch (error) {
+      if (error instanceof SandboxUnavailable) throw new UserError(error.message, error.hint);
+      throw error;
+    }
+  }
+  return { binary, upstream: upstreamFor(stored) };
+}
+
+/** `--model` for the opencode driver: the recorded turns, or an OpenAI-compatible endpoint. */
+function upstreamFor(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): Upstream {
+  if (stored.model === 'recorded') return { kind: 'recorded' };
+  const colon = stored.model.indexOf(':');
+  const kind = stored.model.slice(0, colon);
+  const model = stored.model.slice(colon + 1);
+  if (kind === 'openai') {
+    const apiKey = env.OPENAI_API_KEY;
+    return {
+      kind: 'http',
+      baseURL: stored.baseUrl ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+      model,
+      ...(apiKey ? { apiKey } : {}),
+    };
+  }
+  if (kind === 'ollama')
+    return { kind: 'http', baseURL: stored.baseUrl ?? 'http://127.0.0.1:11434/v1', model };
+  throw new UserError(
+    `--agent opencode reaches the model through an OpenAI-compatible proxy: --model ${stored.model} is not one`,
+    'use recorded, openai:MODEL (with --base-url for any compatible server) or ollama:MODEL',
+  );
 }

@@ -24,6 +24,7 @@ export function runJson(run: RunRow, figures: RunFigures, seconds = wallSeconds(
     id: run.id,
     model: run.model,
     mode: run.mode,
+    driver: run.driver,
     status: run.status,
     error: run.error,
     out: run.out_file,
@@ -39,7 +40,7 @@ export function runJson(run: RunRow, figures: RunFigures, seconds = wallSeconds(
 export function formatFigures(run: RunRow, f: RunFigures, seconds = wallSeconds(run)): string {
   const diverged = f.firstDivergence.filter((d) => d.turn !== null);
   const lines = [
-    `run ${run.id}  ${run.model}  ${run.mode}  ${run.status}${run.error ? ` (${run.error})` : ''}`,
+    `run ${run.id}  ${run.model}  ${run.mode}${run.driver === 'builtin' ? '' : ` (${run.driver})`}  ${run.status}${run.error ? ` (${run.error})` : ''}`,
     `turns       ${f.turnsDone} done, ${f.turnsFailed} failed, over ${f.sessions} session(s)`,
     `tool calls  ${f.matches.exact} turn(s) exact, ${f.matches.normalized} normalized, ${f.matches.differs} differ, ${f.matches.none} without calls`,
     `            precision ${percent(f.precision)}, recall ${percent(f.recall)} (${f.callsMatched} of ${f.callsPredicted} made, of ${f.callsOriginal} recorded)`,
@@ -99,6 +100,7 @@ Examples:
             'RUN',
             'MODEL',
             'MODE',
+            'DRIVER',
             'STATUS',
             'TURNS',
             'FAILED',
@@ -119,6 +121,7 @@ Examples:
               run.id,
               run.model,
               run.mode,
+              run.driver,
               run.status,
               String(f.turnsDone),
               String(f.turnsFailed),

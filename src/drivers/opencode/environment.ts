@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answersUrlEnv, type PluginOptions, pluginFileName, pluginSource } from './plugin.js';
+import { answersUrlEnv, type PluginOptions, parentPidEnv, pluginFileName, pluginSource } from './plugin.js';
 
 /** The opencode version the plugin and the dependency stubs are written for. */
 export const opencodeVersion = '1.18.33';
@@ -20,6 +20,8 @@ export interface EnvironmentOptions {
   apiKey?: string;
   /** The answer server's URL, put in the env for the plugin. */
   answersUrl?: string;
+  /** The replay process: the plugin stops opencode when it is gone. */
+  parentPid?: number;
   /** Without the plugin (a plain run, e.g. to compare what the model is offered). Default: with. */
   plugin?: false | PluginOptions;
   /** Extra opencode config merged at the top level (tests: an MCP server). */
@@ -124,6 +126,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
       OPENCODE_DISABLE_CLAUDE_CODE: '1',
       NO_COLOR: '1',
       ...(options.answersUrl ? { [answersUrlEnv]: options.answersUrl } : {}),
+      ...(options.parentPid ? { [parentPidEnv]: String(options.parentPid) } : {}),
     };
     return {
       root,

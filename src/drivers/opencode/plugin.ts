@@ -39,6 +39,15 @@ export const passthroughTools = ['invalid'] as const;
 /** The env var holding the answer server's URL (e.g. http://127.0.0.1:41234/answer). */
 export const answersUrlEnv = 'REPLAY_HISTORY_ANSWERS_URL';
 
+/**
+ * The env var holding the replay process's PID. When that process is gone (killed), the plugin stops opencode:
+ * the answers could not come anyway, and an agent left running on its own is not what anyone asked for.
+ */
+export const parentPidEnv = 'REPLAY_HISTORY_PARENT_PID';
+
+/** The exit code opencode is stopped with when the replay process is gone. */
+export const orphanExitCode = 70;
+
 /** The file name under the config dir's `plugins/` (opencode globs `{plugin,plugins}/*.{ts,js}`). */
 export const pluginFileName = 'replay-history-overrides.js';
 
@@ -60,6 +69,8 @@ export function pluginSource(options: PluginOptions = {}): string {
     tools: [...(options.tools ?? builtinTools)],
     passthrough: [...passthroughTools],
     urlEnv: answersUrlEnv,
+    parentEnv: parentPidEnv,
+    orphanExitCode,
     marker: overrideMarker,
     timeoutMs: options.timeoutMs ?? 30_000,
     definitionWaitMs: options.definitionWaitMs ?? 5_000,
@@ -121,7 +132,24 @@ function override(id) {
   };
 }
 
+/** Stops opencode once the replay process is gone (polled: Linux has no portable parent-death signal here). */
+function watchParent() {
+  const parent = Number(process.env[settings.parentEnv]);
+  if (!(parent > 0)) return;
+  const timer = setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch (error) {
+      if (error?.code !== 'ESRCH') return;
+      process.stderr.write('replay-history: the replay process (' + parent + ') is gone; stopping opencode\n');
+      process.exit(settings.orphanExitCode);
+    }
+  }, 250);
+  timer.unref?.();
+}
+
 export const ReplayHistoryOverrides = async () => {
+  watchParent();
   // The last definition seen per built-in, and who waits for one that has not arrived yet.
   const builtins = new Map();
   const waiting = new Map();

@@ -59,6 +59,8 @@ export interface Exchange {
   startedAt: string;
   /** Set when the call failed: an HTTP error status, a connection failure, a timeout, a cut stream. */
   error?: string;
+  /** Set when the proxy refused to forward it (see `refuse`). */
+  refused?: boolean;
 }
 
 export interface RecordingProxyOptions {
@@ -68,6 +70,11 @@ export interface RecordingProxyOptions {
   apiKey?: string;
   /** Called for every chat completion when its answer has been read, before its end reaches opencode. */
   onExchange: (exchange: Exchange) => void;
+  /**
+   * Asked before a chat completion is forwarded: a reason refuses it (HTTP 400 with that message, never sent
+   * upstream, reported with `refused`). The driver ends a session this way: a step budget, --on-miss stop.
+   */
+  refuse?: (kind: ExchangeKind) => string | undefined;
   /** Upstream inactivity limit in ms (no response headers, or no bytes of a stream, for this long); default 10 min. */
   timeoutMs?: number;
 }
@@ -168,6 +175,27 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
         });
       }
     };
+
+    const refusal = parsed ? options.refuse?.(parsed.kind) : undefined;
+    if (parsed && refusal !== undefined) {
+      report({
+        kind: parsed.kind,
+        path,
+        request: parsed.request,
+        status: 400,
+        message: null,
+        finish_reason: null,
+        usage: null,
+        latency_ms: Math.round(performance.now() - started),
+        startedAt,
+        error: refusal,
+        refused: true,
+      });
+      const text = JSON.stringify({ error: { message: refusal, type: 'replay_stopped' } });
+      res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
 
     const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) {

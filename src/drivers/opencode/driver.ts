@@ -1,0 +1,444 @@
+// `replay --agent opencode`: the real opencode binary drives each session, from the first recorded user message
+// on. Its every tool is our override, answered by the short-circuit over loopback (answers.ts); its model calls
+// go through our recording proxy (proxy.ts) to the real model, or to the session's own recorded turns
+// (recorded.ts), and each agent step becomes a pair. Later user messages go in with `--session <id>` once the
+// previous `opencode run` has exited and the proxy has delivered its last answer.
+import { existsSync, statSync } from 'node:fs';
+import { execa } from 'execa';
+import type { Message, Part } from '../../model/session.js';
+import { type Turn, turns } from '../../model/turns.js';
+import { isReadOnly, toolDefaults } from '../../replay/catalogue/index.js';
+import { assistantMessage, type ChatMessage, type ChatToolCall } from '../../replay/chat.js';
+import { matching, requestDigest } from '../../replay/engine.js';
+import { compareCalls } from '../../replay/match.js';
+import type { PairsWriter } from '../../replay/pairs.js';
+import { type Answer, ShortCircuit } from '../../replay/shortcircuit.js';
+import type { RunStore } from '../../store/runs.js';
+import type { SessionStore } from '../../store/sessions.js';
+import { sandboxed } from '../../verify/sandbox.js';
+import { type AnswerServer, type AnswerSource, startAnswerServer } from './answers.js';
+import { prepareEnvironment } from './environment.js';
+import { recordedNames } from './mapping.js';
+import { orphanExitCode } from './plugin.js';
+import { type Exchange, pairFromExchange, type RecordingProxy, startRecordingProxy } from './proxy.js';
+import { exhaustedMessage, type RecordedModel, startRecordedModel } from './recorded.js';
+
+type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
+
+/** Where opencode's model calls go after the proxy. */
+export type Upstream =
+  | { kind: 'recorded' }
+  | { kind: 'http'; baseURL: string; model: string; apiKey?: string };
+
+export interface OpencodeReplay {
+  runId: string;
+  /** The model as the run names it (`openai:gpt-4o-mini`, `recorded`): what pairs carry. */
+  model: string;
+  upstream: Upstream;
+  sessions: SessionStore;
+  runs: RunStore;
+  sessionIds: readonly string[];
+  writer: PairsWriter;
+  /** Sessions at once (each its own opencode process, proxy and answer server). */
+  concurrency: number;
+  onMiss: 'error' | 'stop';
+  /** Model calls allowed per session, as a multiple of the original's turns. */
+  maxTurnsFactor: number;
+  /** The opencode binary. */
+  binary: string;
+  /** Run every session here instead of its recorded cwd. */
+  workspace?: string;
+  /** Run opencode under bubblewrap with these paths read-only (the workspace is added). */
+  sandbox?: { readOnly: string[]; bwrap?: string };
+  /** Per model call, ms. */
+  timeoutMs: number;
+  onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
+  /** Something a user should know (a session skipped, opencode's own error output). */
+  onNote?: (text: string) => void;
+}
+
+/** One opencode session's figures, for the bench and the tests. */
+export interface OpencodeSessionResult {
+  sessionId: string;
+  status: 'done' | 'diverged' | 'failed' | 'skipped';
+  steps: number;
+  /** opencode's id of the session it made. */
+  opencodeSession?: string;
+  /** Every tool call answered, with the time answering took. */
+  answered: { tool: string; hit: boolean; ms: number }[];
+  /** `opencode run` processes started, and the ms each ran. */
+  processes: number[];
+  error?: string;
+}
+
+export class OpencodeDriverError extends Error {}
+
+/** A prompt a person typed, with the recorded model turns that answered it (indexes into the session's turns). */
+export interface Prompt {
+  text: string;
+  turns: number[];
+}
+
+function textOf(message: Message): string {
+  return message.parts
+    .filter((part): part is Extract<Part, { type: 'text' }> => part.type === 'text')
+    .map((part) => part.text)
+    .join('\n');
+}
+
+/**
+ * The session's prompts as they are piped to `opencode run`: each run of user messages a person typed (text
+ * parts, joined). Harness text (injected) and compaction messages are left out: opencode writes its own — its
+ * compaction request and "continue" come from opencode when it compacts, not from the user. Each recorded turn
+ * belongs to the prompt before it, so the n-th step after a prompt is compared with the n-th recorded turn
+ * after it, however many steps the model took before.
+ */
+export function promptsOf(messages: readonly Message[], own: number, recorded: readonly Turn[]): Prompt[] {
+  const prompts: { at: number; text: string; turns: number[] }[] = [];
+  let open = false;
+  for (let i = own; i < messages.length; i++) {
+    const message = messages[i] as Message;
+    if (message.role === 'user' && !message.injected && !message.compaction) {
+      const text = textOf(message);
+      if (text.trim().length === 0) continue;
+      const last = prompts.at(-1);
+      if (open && last) last.text = `${last.text}\n\n${text}`;
+      else prompts.push({ at: i, text, turns: [] });
+      open = true;
+    } else if (message.role === 'assistant') open = false;
+  }
+  for (const turn of recorded) {
+    const owner = prompts.findLast((prompt) => prompt.at < turn.messageIndex) ?? prompts[0];
+    owner?.turns.push(turn.index);
+  }
+  return prompts.map(({ text, turns }) => ({ text, turns }));
+}
+
+/** String arguments under `from` rewritten under `to` (a workspace that is not where the session was recorded). */
+export function rebase(value: unknown, from: string, to: string): unknown {
+  if (from === to) return value;
+  if (typeof value === 'string') {
+    if (value === from) return to;
+    return value.startsWith(`${from}/`) ? to + value.slice(from.length) : value;
+  }
+  if (Array.isArray(value)) return value.map((item) => rebase(item, from, to));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, rebase(item, from, to)]));
+  }
+  return value;
+}
+
+/** A call of opencode's model as the recording would name it (for matching against the original's calls). */
+function asRecorded(agent: string, call: ChatToolCall, from?: string, to?: string): ChatToolCall {
+  let args: unknown;
+  try {
+    args = JSON.parse(call.function.arguments);
+  } catch {
+    return call;
+  }
+  const first = recordedNames(agent, call.function.name, from && to ? rebase(args, from, to) : args)[0];
+  if (!first) return call;
+  return { ...call, function: { name: first.name, arguments: JSON.stringify(first.input) } };
+}
+
+/** Runs every session through opencode, `concurrency` at a time. A fatal error stops all. */
+export async function replayOpencode(run: OpencodeReplay): Promise<OpencodeSessionResult[]> {
+  const queue = [...run.sessionIds];
+  const results: OpencodeSessionResult[] = [];
+  let fatal: unknown;
+  const worker = async (): Promise<void> => {
+    for (let id = queue.shift(); id !== undefined && fatal === undefined; id = queue.shift()) {
+      const status = run.runs.sessionStatus(run.runId, id);
+      if (status && status !== 'pending' && status !== 'failed') continue;
+      try {
+        results.push(await opencodeSession(run, id));
+      } catch (error) {
+        fatal ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, run.concurrency) }, worker));
+  if (fatal !== undefined) throw fatal;
+  return results;
+}
+
+async function opencodeSession(run: OpencodeReplay, id: string): Promise<OpencodeSessionResult> {
+  const result: OpencodeSessionResult = {
+    sessionId: id,
+    status: 'done',
+    steps: 0,
+    answered: [],
+    processes: [],
+  };
+  const loaded = run.sessions.load(id);
+  if (!loaded) return { ...result, status: 'skipped', error: 'not in the store' };
+  const { session, own } = loaded;
+  const recordedTurns = [...turns(session.messages, own)];
+  const originals: Assistant[] = recordedTurns.map((turn) => assistantMessage(turn.response));
+  const prompts = promptsOf(session.messages, own, recordedTurns);
+  const workspace = run.workspace ?? session.cwd ?? undefined;
+  const skip = (why: string): OpencodeSessionResult => {
+    run.onNote?.(`${session.id.slice(0, 12)}: ${why}`);
+    run.runs.setSessionStatus(run.runId, session.id, 'failed');
+    return { ...result, status: 'skipped', error: why };
+  };
+  if (!workspace || !existsSync(workspace) || !statSync(workspace).isDirectory()) {
+    return skip(
+      `not replayed: ${workspace ? `its workspace ${workspace} is not on this machine` : 'no recorded cwd'} (pass --workspace DIR)`,
+    );
+  }
+  if (prompts.length === 0) return skip('not replayed: no user message to start from');
+  // Replayed in a workspace elsewhere: the model's paths name the workspace, the recording's the recorded cwd.
+  const recordedCwd = session.cwd ?? workspace;
+
+  const circuit = new ShortCircuit(session.messages, {
+    ...(session.cwd ? { cwd: session.cwd } : {}),
+    readOnly: (tool) => isReadOnly(session.agent, tool),
+    defaults: (tool) => toolDefaults(session.agent, tool),
+  });
+  const budget = Math.max(1, Math.ceil(originals.length * run.maxTurnsFactor));
+  let steps = 0;
+  /** The prompt being answered, and how many steps it has had: the n-th is compared with its n-th recorded turn. */
+  let current: Prompt | undefined;
+  let inPrompt = 0;
+  let served = 0;
+  const recordedFor = (position: number): number | undefined => current?.turns[position];
+  let stopped: string | undefined;
+  let lastError: string | undefined;
+
+  const source: AnswerSource = {
+    answer(tool: string, args: unknown): Answer {
+      const candidates = recordedNames(session.agent, tool, rebase(args, workspace, recordedCwd));
+      let answer: Answer | undefined;
+      for (const candidate of candidates) {
+        const tried = circuit.answer(candidate.name, candidate.input);
+        if (tried.kind === 'hit') return tried;
+        answer ??= tried;
+      }
+      const miss: Answer = answer ?? { kind: 'miss', nearest: [] };
+      if (miss.kind === 'miss') {
+        run.runs.saveMiss(run.runId, {
+          sessionId: session.id,
+          turn: steps,
+          call: { name: tool, input: args },
+          nearest: miss.nearest,
+          policy: run.onMiss,
+        });
+        if (run.onMiss === 'stop')
+          stopped ??= `replay-history: stopped (--on-miss stop): ${tool} ${JSON.stringify(args)} is not in the recording`;
+      }
+      return miss;
+    },
+  };
+
+  const onExchange = (exchange: Exchange): void => {
+    if (exchange.kind !== 'step' || exchange.refused) return;
+    if (exchange.error !== undefined || !exchange.message) {
+      if (!(run.upstream.kind === 'recorded' && exchange.error?.includes(exhaustedMessage)))
+        lastError = exchange.error ?? 'no answer';
+      return;
+    }
+    lastError = undefined;
+    steps++;
+    const turn = steps;
+    const at = recordedFor(inPrompt++);
+    const original = at === undefined ? null : (originals[at] ?? null);
+    const made = (exchange.message.tool_calls ?? []).map((call) =>
+      asRecorded(session.agent, call, workspace, recordedCwd),
+    );
+    const match = compareCalls(made, original?.tool_calls ?? [], matching(session));
+    const pair = pairFromExchange(exchange, {
+      run: run.runId,
+      session: session.id,
+      agent: session.agent,
+      turn,
+      model: run.model,
+    });
+    pair.original = original;
+    pair.match = { tool_calls: match.match };
+    run.writer.write(pair);
+    run.runs.saveTurn(run.runId, {
+      sessionId: session.id,
+      turn,
+      status: 'ok',
+      requestDigest: requestDigest(run.model, pair.messages, pair.tools),
+      response: pair.completion,
+      match: match.match,
+      callsPredicted: match.predicted,
+      callsOriginal: match.original,
+      callsMatched: match.matched,
+      promptTokens: pair.usage.prompt_tokens,
+      completionTokens: pair.usage.completion_tokens,
+      latencyMs: pair.latency_ms,
+    });
+    run.onTurn?.({ sessionId: session.id, turn, ok: true });
+  };
+
+  let recorded: RecordedModel | undefined;
+  let proxy: RecordingProxy | undefined;
+  let answers: AnswerServer | undefined;
+  let environment: ReturnType<typeof prepareEnvironment> | undefined;
+  try {
+    let upstream: string;
+    let modelId: string;
+    let apiKey: string | undefined;
+    if (run.upstream.kind === 'recorded') {
+      const summary = session.messages.find((message) => message.compaction);
+      recorded = await startRecordedModel({
+        // The current prompt's recorded turns, in order; none left: the recording is exhausted.
+        next: () => {
+          const at = recordedFor(served);
+          const turn = at === undefined ? undefined : recordedTurns[at];
+          if (!turn) return undefined;
+          served++;
+          return {
+            message: originals[at as number] as Assistant,
+            usage: {
+              prompt_tokens: turn.response.usage?.inputTokens ?? 0,
+              completion_tokens: turn.response.usage?.outputTokens ?? 0,
+            },
+          };
+        },
+        ...(session.title ? { title: session.title } : {}),
+        ...(summary ? { summary: textOf(summary) } : {}),
+      });
+      upstream = recorded.url;
+      modelId = 'recorded';
+    } else {
+      upstream = run.upstream.baseURL;
+      modelId = run.upstream.model;
+      apiKey = run.upstream.apiKey;
+    }
+    proxy = await startRecordingProxy({
+      upstream,
+      ...(apiKey ? { apiKey } : {}),
+      timeoutMs: run.timeoutMs,
+      onExchange,
+      refuse: (kind) => {
+        if (kind !== 'step') return undefined;
+        if (stopped) return stopped;
+        if (steps >= budget)
+          return `replay-history: the session's budget of ${budget} model calls (--max-turns) is spent`;
+        return undefined;
+      },
+    });
+    answers = await startAnswerServer(source);
+    environment = prepareEnvironment({
+      workspace,
+      baseURL: proxy.url,
+      model: modelId,
+      answersUrl: answers.url,
+      parentPid: process.pid,
+    });
+
+    let opencodeSession: string | undefined;
+    for (const [index, prompt] of prompts.entries()) {
+      current = prompt;
+      inPrompt = 0;
+      served = 0;
+      const refusedBefore = recorded?.exhausted() ?? 0;
+      const args = ['run', '--format', 'json', '--model', `replay/${modelId}`];
+      if (opencodeSession) args.push('--session', opencodeSession);
+      const argv = run.sandbox
+        ? sandboxed([run.binary, ...args], {
+            readOnly: [...new Set([workspace, ...run.sandbox.readOnly])],
+            writable: [environment.root],
+            network: true,
+            cwd: workspace,
+            ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
+          })
+        : [run.binary, ...args];
+      const started = performance.now();
+      const child = await execa(argv[0] as string, argv.slice(1), {
+        cwd: workspace,
+        env: environment.env,
+        extendEnv: false,
+        input: prompt.text,
+        reject: false,
+        // A whole opencode run: every step may take the per-call limit.
+        timeout: run.timeoutMs * (budget + 2) + 60_000,
+        forceKillAfterDelay: 2_000,
+        maxBuffer: 256 * 1024 * 1024,
+      });
+      // Its last answer may still be on the wire to a process that is gone; wait until the proxy is done.
+      await proxy.idle();
+      result.processes.push(Math.round(performance.now() - started));
+      const events = parseEvents(String(child.stdout ?? ''));
+      opencodeSession ??= events.find((event) => typeof event.sessionID === 'string')?.sessionID as
+        | string
+        | undefined;
+      if (proxy.handlerErrors.length > 0) throw proxy.handlerErrors[0];
+      if (stopped) {
+        result.status = 'diverged';
+        break;
+      }
+      if (steps >= budget && index < prompts.length - 1) {
+        run.onNote?.(`${session.id.slice(0, 12)}: stopped at the budget of ${budget} model calls`);
+        break;
+      }
+      const failed = child.exitCode !== 0 || lastError !== undefined || !opencodeSession;
+      // `--model recorded` ran out of this prompt's turns: opencode stops with an error, the prompt is over.
+      const ranOut =
+        recorded !== undefined && recorded.exhausted() > refusedBefore && lastError === undefined;
+      if (failed && !ranOut) {
+        const said = events
+          .filter((event) => event.type === 'error')
+          .map((event) => JSON.stringify(event.error ?? event))
+          .join('; ');
+        const tail = String(child.stderr ?? '')
+          .trim()
+          .split('\n')
+          .slice(-5)
+          .join('\n');
+        const why =
+          lastError ??
+          (child.exitCode === orphanExitCode
+            ? 'opencode stopped: the replay process was gone'
+            : child.timedOut
+              ? `opencode did not finish within ${Math.round((run.timeoutMs * (budget + 2) + 60_000) / 1000)} s`
+              : `opencode exited with ${child.exitCode ?? child.signal}${said ? `: ${said}` : ''}${tail ? `\n${tail}` : ''}`);
+        run.runs.saveTurn(run.runId, {
+          sessionId: session.id,
+          turn: steps + 1,
+          status: 'failed',
+          requestDigest: '',
+          callsPredicted: 0,
+          callsOriginal: originals[steps]?.tool_calls?.length ?? 0,
+          callsMatched: 0,
+          error: why,
+        });
+        run.onTurn?.({ sessionId: session.id, turn: steps + 1, ok: false });
+        result.status = 'failed';
+        result.error = why;
+        break;
+      }
+    }
+    if (opencodeSession) result.opencodeSession = opencodeSession;
+    result.steps = steps;
+    result.answered = answers.asked.map((asked) => ({
+      tool: asked.request.tool,
+      hit: asked.answer.kind === 'hit',
+      ms: asked.ms,
+    }));
+    run.runs.setSessionStatus(run.runId, session.id, result.status === 'skipped' ? 'failed' : result.status);
+    return result;
+  } finally {
+    await proxy?.close();
+    await answers?.close();
+    await recorded?.close();
+    environment?.cleanup();
+  }
+}
+
+function parseEvents(stdout: string): { type?: string; sessionID?: unknown; [key: string]: unknown }[] {
+  const events: { type?: string; sessionID?: unknown }[] = [];
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      events.push(JSON.parse(line) as { type?: string });
+    } catch {
+      // Not an event line.
+    }
+  }
+  return events;
+}

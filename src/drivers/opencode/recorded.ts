@@ -1,0 +1,178 @@
+// `--model recorded` for the opencode driver: a loopback OpenAI-compatible endpoint that answers opencode's
+// agent steps with the recorded model turns the driver hands it (text, reasoning, tool calls, usage), streamed as the
+// real APIs stream, and its side calls (title, compaction summary) with what the session recorded. Replaying
+// a session this way runs the real agent through its own recording: every call it makes must be answered by
+// the short-circuit, which is the check, and it needs no model or key.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ChatMessage } from '../../replay/chat.js';
+import { classifyRequest } from './proxy.js';
+
+type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
+
+export interface RecordedTurn {
+  message: Assistant;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}
+
+export interface RecordedModelOptions {
+  /** The recorded turn for the next agent step, or undefined when the recording has none left. */
+  next: () => RecordedTurn | undefined;
+  /** The answer to opencode's title request. */
+  title?: string;
+  /** The answer to a compaction request: the session's recorded summary. */
+  summary?: string;
+  /** The model id answers carry. */
+  model?: string;
+}
+
+export interface RecordedModel {
+  /** Base URL including /v1. */
+  url: string;
+  /** Agent steps answered so far. */
+  answered(): number;
+  /** Step requests refused because every recorded turn had been given. */
+  exhausted(): number;
+  close(): Promise<void>;
+}
+
+/** What a refused request says, so the driver can tell "the recording ended" from a model failure. */
+export const exhaustedMessage = 'replay-history: the recording holds no more model turns';
+
+export async function startRecordedModel(options: RecordedModelOptions): Promise<RecordedModel> {
+  let answered = 0;
+  let refused = 0;
+  const model = options.model ?? 'recorded';
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await readBody(req);
+    if (req.method !== 'POST' || !/\/chat\/completions$/.test((req.url ?? '').split('?')[0] ?? '')) {
+      fail(res, 404, 'POST /v1/chat/completions only');
+      return;
+    }
+    let request: { messages?: ChatMessage[]; tools?: unknown[]; stream?: boolean };
+    try {
+      request = JSON.parse(body) as typeof request;
+    } catch {
+      fail(res, 400, 'the request is not JSON');
+      return;
+    }
+    const kind = classifyRequest({
+      messages: request.messages ?? [],
+      tools: (request.tools ?? []) as never,
+    });
+    let answer: RecordedTurn;
+    if (kind === 'title') answer = { message: { role: 'assistant', content: options.title ?? 'Replay' } };
+    else if (kind === 'summary')
+      answer = { message: { role: 'assistant', content: options.summary ?? '(no summary was recorded)' } };
+    else {
+      const turn = options.next();
+      if (!turn) {
+        refused++;
+        fail(res, 400, exhaustedMessage);
+        return;
+      }
+      answered++;
+      answer = turn;
+    }
+    if (request.stream) stream(res, answer, model);
+    else whole(res, answer, model);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => fail(res, 500, String(error)));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    answered: () => answered,
+    exhausted: () => refused,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function finishReason(message: Assistant): string {
+  return message.tool_calls?.length ? 'tool_calls' : 'stop';
+}
+
+function whole(res: ServerResponse, answer: RecordedTurn, model: string): void {
+  const { message } = answer;
+  const text = JSON.stringify({
+    id: 'chatcmpl-recorded',
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message, finish_reason: finishReason(message) }],
+    usage: usageOf(answer),
+  });
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** The answer as OpenAI streams one: role, reasoning, text, each tool call, the finish, the usage, [DONE]. */
+function stream(res: ServerResponse, answer: RecordedTurn, model: string): void {
+  const { message } = answer;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra = {}) =>
+    `data: ${JSON.stringify({
+      id: 'chatcmpl-recorded',
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...extra,
+    })}\n\n`;
+  let out = chunk({ role: 'assistant', content: '' });
+  if (message.reasoning_content) out += chunk({ reasoning_content: message.reasoning_content });
+  if (message.content) out += chunk({ content: message.content });
+  for (const [index, call] of (message.tool_calls ?? []).entries()) {
+    out += chunk({
+      tool_calls: [
+        {
+          index,
+          id: call.id,
+          type: 'function',
+          function: { name: call.function.name, arguments: call.function.arguments },
+        },
+      ],
+    });
+  }
+  out += chunk({}, finishReason(message));
+  out += `data: ${JSON.stringify({ id: 'chatcmpl-recorded', object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(answer) })}\n\n`;
+  out += 'data: [DONE]\n\n';
+  res.end(out);
+}
+
+function usageOf(answer: RecordedTurn) {
+  const prompt = answer.usage?.prompt_tokens ?? 0;
+  const completion = answer.usage?.completion_tokens ?? 0;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+function fail(res: ServerResponse, status: number, message: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const text = JSON.stringify({ error: { message, type: 'invalid_request_error' } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
