@@ -309,6 +309,28 @@ export class RunStore {
     );
   }
 
+  /** The calls of a run the recording did not hold, in the order they were asked. */
+  *misses(runId: string): Generator<MissRecord> {
+    const rows = this.sql(
+      'SELECT session_id, turn, call, nearest, policy FROM run_misses WHERE run_id = ? ORDER BY rowid',
+    ).iterate(runId) as Iterable<{
+      session_id: string;
+      turn: number;
+      call: string;
+      nearest: string;
+      policy: 'error' | 'stop';
+    }>;
+    for (const row of rows) {
+      yield {
+        sessionId: row.session_id,
+        turn: row.turn,
+        call: JSON.parse(row.call) as MissRecord['call'],
+        nearest: JSON.parse(row.nearest) as MissRecord['nearest'],
+        policy: row.policy,
+      };
+    }
+  }
+
   /** Turns of the run that finished well: they are not asked again on resume. */
   doneTurns(runId: string): Set<string> {
     const rows = this.sql("SELECT session_id, turn FROM run_turns WHERE run_id = ? AND status = 'ok'").all(

@@ -1,6 +1,12 @@
 import type { Command } from 'commander';
 import { openDb } from '../../store/db.js';
-import { type CheckSummary, type RunFigures, type RunRow, RunStore } from '../../store/runs.js';
+import {
+  type CheckSummary,
+  type MissRecord,
+  type RunFigures,
+  type RunRow,
+  RunStore,
+} from '../../store/runs.js';
 import { UserError } from '../errors.js';
 import { formatBytes, table, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
@@ -143,17 +149,43 @@ Examples:
     });
 }
 
+/** Misses listed by `runs RUN_ID`; the count covers the rest. */
+const missesShown = 1000;
+
 function showRun(store: RunStore, id: string, json: boolean): void {
   const run = store.get(id);
   if (!run) throw new UserError(`no run '${id}'`, 'run replay-history runs to list them');
   const figures = store.figures(id);
   const check = store.checkSummary(id);
   const changes = [...store.changes(id)];
+  // Bounded: a run that missed on every call of thousands of sessions is summed up by its count.
+  const misses: MissRecord[] = [];
+  for (const miss of store.misses(id)) {
+    if (misses.length === missesShown) break;
+    misses.push(miss);
+  }
   if (json) {
-    writeOut(JSON.stringify({ ...runJson(run, figures), sideEffects: { ...check, list: changes } }, null, 2));
+    writeOut(
+      JSON.stringify(
+        { ...runJson(run, figures), missList: misses, sideEffects: { ...check, list: changes } },
+        null,
+        2,
+      ),
+    );
     return;
   }
   const lines = [formatFigures(run, figures)];
+  if (misses.length > 0) {
+    lines.push(
+      `misses${figures.misses > misses.length ? ` (first ${misses.length} of ${figures.misses})` : ''}:`,
+    );
+    for (const miss of misses) {
+      const near = miss.nearest[0];
+      lines.push(
+        `  ${miss.sessionId.slice(0, 8)} turn ${miss.turn}  ${miss.call.name} ${JSON.stringify(miss.call.input)}${near ? ` · nearest ${near.name} ${JSON.stringify(near.input)}` : ''}`,
+      );
+    }
+  }
   if (check.checks === 0) lines.push('side effects not checked (no directory was watched)');
   else if (changes.length === 0) lines.push(`side effects none under ${check.roots.join(', ')}`);
   else {

@@ -1,0 +1,414 @@
+// `replay --agent opencode` end to end: our binary drives the real opencode binary (npm opencode-ai, pinned)
+// over the committed opencode sample, against the scripted model server. Every tool call must be answered from
+// the recording, nothing may change in the workspace, and every agent step must become one pair.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promptsOf } from '../../src/drivers/opencode/driver.js';
+import { prepareEnvironment } from '../../src/drivers/opencode/environment.js';
+import { outputText } from '../../src/model/session.js';
+import { turns } from '../../src/model/turns.js';
+import { assistantMessage } from '../../src/replay/chat.js';
+import { openDb } from '../../src/store/db.js';
+import { SessionStore } from '../../src/store/sessions.js';
+import { bin, root, run, tempDir } from '../helpers/cli.js';
+import {
+  type ChatRequest,
+  contentText,
+  type ModelServer,
+  type ScriptedReply,
+  startModelServer,
+} from '../helpers/model-server.js';
+import { opencodeBinary } from '../helpers/opencode.js';
+import { prompts } from '../helpers/opencode-scenario.js';
+
+interface PairLine {
+  run: string;
+  session: string;
+  agent: string;
+  turn: number;
+  mode: string;
+  model: string;
+  messages: { role: string; content: unknown; tool_call_id?: string }[];
+  tools: unknown[];
+  completion: { content: string | null; tool_calls?: { function: { name: string } }[] };
+  original: { content: string | null } | null;
+  match: { tool_calls: string };
+}
+
+let dir: ReturnType<typeof tempDir>;
+let db: string;
+let mainId: string;
+/** What opencode would be asked, prompt by prompt: the recorded turns up to the first without a tool call. */
+let steps: ScriptedReply[][];
+/** The recorded results of the main session's calls, in call order, as text. */
+let results: { output: string; isError: boolean }[];
+
+/** Every file under a directory with a hash of its content: what must not change. */
+function snapshot(path: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (at: string): void => {
+    for (const name of readdirSync(at).sort()) {
+      const entry = join(at, name);
+      const stat = statSync(entry);
+      if (stat.isDirectory()) {
+        out.set(`${entry}/`, 'dir');
+        walk(entry);
+      } else out.set(entry, createHash('sha256').update(readFileSync(entry)).digest('hex'));
+    }
+  };
+  walk(path);
+  return out;
+}
+
+/** A workspace like the one the session was recorded in, with the file its `bash` deleted. */
+function workspace(name: string): string {
+  const path = join(dir.path, name);
+  mkdirSync(join(path, 'src'), { recursive: true });
+  writeFileSync(
+    join(path, 'src', 'todos.js'),
+    'function list(limit) {\n  return todos.slice(0, limit - 1);\n}\n',
+  );
+  writeFileSync(join(path, 'test.js'), "require('./src/todos');\n");
+  writeFileSync(join(path, 'debug.log'), 'list(5) -> 4 items\n');
+  return path;
+}
+
+const isTitle = (request: ChatRequest) =>
+  contentText(request.messages?.[0]?.content).includes('You are a title generator');
+const titleResponder = (request: ChatRequest): ScriptedReply | undefined =>
+  isTitle(request) ? { text: 'Replayed title' } : undefined;
+const stepRequests = (server: ModelServer) =>
+  server.chatRequests().filter((request) => request.body && !isTitle(request.body));
+
+function readPairs(file: string): PairLine[] {
+  const text = readFileSync(file, 'utf8');
+  expect(text.endsWith('\n')).toBe(true);
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as PairLine);
+}
+
+beforeAll(async () => {
+  dir = tempDir('opencode-replay-');
+  db = join(dir.path, 'store.db');
+  const ingest = await run(['ingest', join(root, 'sample-sessions', 'opencode'), '--db', db]);
+  expect(ingest.exitCode).toBe(0);
+  const handle = openDb(db);
+  try {
+    const store = new SessionStore(handle);
+    const listed = JSON.parse((await run(['sessions', '--db', db, '--json'])).stdout) as {
+      id: string;
+      title: string;
+    }[];
+    mainId = listed.find((s) => s.title === 'Fix todos limit off-by-one')?.id ?? '';
+    const loaded = store.load(mainId);
+    if (!loaded) throw new Error('the sample main session is not in the store');
+    const recorded = [...turns(loaded.session.messages, loaded.own)];
+    steps = promptsOf(loaded.session.messages, loaded.own, recorded).map((prompt) => {
+      const replies: ScriptedReply[] = [];
+      for (const index of prompt.turns) {
+        const message = assistantMessage((recorded[index] as (typeof recorded)[number]).response);
+        replies.push({
+          ...(message.content ? { text: message.content } : {}),
+          ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
+          toolCalls: (message.tool_calls ?? []).map((call) => ({
+            id: call.id,
+            name: call.function.name,
+            arguments: JSON.parse(call.function.arguments) as unknown,
+          })),
+        });
+        if (!message.tool_calls?.length) break;
+      }
+      return replies;
+    });
+    results = recorded.flatMap((turn) =>
+      turn.results.map((result) => ({ output: outputText(result.output), isError: result.isError })),
+    );
+  } finally {
+    handle.close();
+  }
+}, 60_000);
+
+afterAll(() => dir?.remove());
+
+describe('replay --agent opencode (real binary, scripted model)', () => {
+  it('answers every call from the recording, changes nothing, and writes one pair per agent step', async () => {
+    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
+    const ws = workspace('ws-main');
+    const out = join(dir.path, 'main.jsonl');
+    const before = snapshot(ws);
+    try {
+      // The whole script up front: opencode asks step after step, prompt after prompt.
+      server.push(...steps.flat());
+      const result = await run([
+        'replay',
+        mainId,
+        '--db',
+        db,
+        '--agent',
+        'opencode',
+        '--model',
+        'openai:scripted',
+        '--base-url',
+        server.baseURL,
+        '--workspace',
+        ws,
+        '--out',
+        out,
+        '--json',
+      ]);
+      expect(result.stderr).not.toMatch(/error/i);
+      expect(result.exitCode).toBe(0);
+      const report = JSON.parse(result.stdout) as {
+        driver: string;
+        mode: string;
+        turnsDone: number;
+        turnsFailed: number;
+        misses: number;
+        sideEffects: { checked: boolean; roots: string[]; changes: unknown[] };
+      };
+      const asked = steps.flat().length;
+      expect(asked).toBe(12);
+      expect(report).toMatchObject({
+        driver: 'opencode',
+        mode: 'free',
+        turnsDone: asked,
+        turnsFailed: 0,
+        misses: 0,
+      });
+      expect(report.sideEffects.checked).toBe(true);
+      expect(report.sideEffects.roots).toEqual([ws]);
+      expect(report.sideEffects.changes).toEqual([]);
+      expect(server.remaining()).toBe(0);
+
+      // Nothing changed: not the file the recorded `bash` deleted, not the one `edit` changed, nothing new.
+      expect(snapshot(ws)).toEqual(before);
+      expect(existsSync(join(ws, 'debug.log'))).toBe(true);
+
+      // One pair per agent step, in order; the title call is not one.
+      const pairs = readPairs(out);
+      const requests = stepRequests(server);
+      expect(requests).toHaveLength(asked);
+      expect(pairs.map((p) => p.turn)).toEqual(Array.from({ length: asked }, (_, i) => i + 1));
+      expect(new Set(pairs.map((p) => `${p.agent} ${p.mode} ${p.model} ${p.session}`))).toEqual(
+        new Set([`opencode free openai:scripted ${mainId}`]),
+      );
+      // The pair holds the prompt exactly as opencode sent it, and the answer it got.
+      for (const [index, pair] of pairs.entries()) {
+        expect(pair.messages).toEqual(requests[index]?.body?.messages);
+        expect(pair.tools).toEqual(requests[index]?.body?.tools);
+        expect(pair.original?.content ?? null).toBe(pair.completion.content ?? null);
+        expect(['exact', 'none']).toContain(pair.match.tool_calls);
+      }
+
+      // The model was shown the recorded output of every call, in order (no compaction in the replay, so the
+      // last request holds them all): the webfetch page, the failed read, the empty `rm`, the sub-agent's answer.
+      const last = requests.at(-1)?.body?.messages ?? [];
+      const shown = last.filter((m) => m.role === 'tool').map((m) => contentText(m.content));
+      expect(shown).toHaveLength(results.length);
+      for (const [index, result] of results.entries()) {
+        if (result.isError) expect(shown[index]).toContain(result.output.replace(/^Error: /, ''));
+        else expect(shown[index]).toBe(result.output);
+      }
+      expect(shown[0]).toContain('# limit returns one item too few');
+
+      // One opencode session across the three prompts: the last request carries all of them, in order.
+      const typed = last.filter((m) => m.role === 'user').map((m) => contentText(m.content));
+      expect(typed).toEqual([prompts.fix, prompts.changelog, prompts.thanks]);
+    } finally {
+      await server.close();
+    }
+  }, 180_000);
+
+  it('offers the model byte-identical tools to a plain opencode run, and runs shows both drivers', async () => {
+    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
+    const ws = workspace('ws-tools');
+    const plain = prepareEnvironment({
+      workspace: ws,
+      baseURL: server.baseURL,
+      model: 'scripted',
+      plugin: false,
+    });
+    try {
+      server.push({ text: 'hello' });
+      const child = await execa(opencodeBinary(), ['run', '--format', 'json', '--model', 'replay/scripted'], {
+        cwd: ws,
+        env: plain.env,
+        extendEnv: false,
+        input: prompts.fix,
+        reject: false,
+        timeout: 90_000,
+        forceKillAfterDelay: 2_000,
+      });
+      expect(child.exitCode).toBe(0);
+      const plainTools = stepRequests(server)[0]?.body?.tools;
+      expect(plainTools?.length).toBeGreaterThan(5);
+      const pairs = readPairs(join(dir.path, 'main.jsonl'));
+      expect(JSON.stringify(pairs[0]?.tools)).toBe(JSON.stringify(plainTools));
+
+      // The builtin driver on the same session, beside it in `runs`.
+      const builtin = await run([
+        'replay',
+        mainId,
+        '--db',
+        db,
+        '--mode',
+        'free',
+        '--out',
+        join(dir.path, 'b.jsonl'),
+      ]);
+      expect(builtin.exitCode).toBe(0);
+      const listed = await run(['runs', '--db', db]);
+      expect(listed.stdout).toMatch(/DRIVER/);
+      expect(listed.stdout).toMatch(/ free +opencode +done /);
+      expect(listed.stdout).toMatch(/ free +builtin +done /);
+      const json = JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as { driver: string }[];
+      expect(json.map((r) => r.driver).sort()).toEqual(['builtin', 'opencode']);
+    } finally {
+      plain.cleanup();
+      await server.close();
+    }
+  }, 180_000);
+
+  it('--on-miss stop: a call the recording lacks ends the session as diverged, and nothing runs', async () => {
+    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
+    const ws = workspace('ws-miss');
+    const out = join(dir.path, 'miss.jsonl');
+    const before = snapshot(ws);
+    try {
+      server.push(
+        { toolCalls: [{ name: 'bash', arguments: { command: 'touch pwned', description: 'Not recorded' } }] },
+        { text: 'never asked: the proxy refuses the step after a stop' },
+      );
+      const result = await run([
+        'replay',
+        mainId,
+        '--db',
+        db,
+        '--agent',
+        'opencode',
+        '--model',
+        'openai:scripted',
+        '--base-url',
+        server.baseURL,
+        '--workspace',
+        ws,
+        '--on-miss',
+        'stop',
+        '--out',
+        out,
+        '--json',
+      ]);
+      expect(result.exitCode).toBe(0);
+      const report = JSON.parse(result.stdout) as {
+        id: string;
+        turnsDone: number;
+        misses: number;
+        firstDivergence: { sessionId: string; turn: number | null }[];
+        sideEffects: { changes: unknown[] };
+      };
+      expect(report.turnsDone).toBe(1);
+      expect(report.misses).toBe(1);
+      expect(report.sideEffects.changes).toEqual([]);
+      expect(existsSync(join(ws, 'pwned'))).toBe(false);
+      expect(snapshot(ws)).toEqual(before);
+      // The step after the miss was refused by our proxy, never sent to the model.
+      expect(stepRequests(server)).toHaveLength(1);
+      expect(server.remaining()).toBe(1);
+      expect(report.firstDivergence).toEqual([{ sessionId: mainId, turn: 1 }]);
+      const shown = JSON.parse((await run(['runs', report.id, '--db', db, '--json'])).stdout) as {
+        missList: { turn: number; policy: string; call: { name: string; input: { command: string } } }[];
+      };
+      expect(shown.missList).toMatchObject([
+        { turn: 1, policy: 'stop', call: { name: 'bash', input: { command: 'touch pwned' } } },
+      ]);
+      const text = await run(['runs', report.id, '--db', db]);
+      expect(text.stdout).toContain('misses:');
+      expect(text.stdout).toContain('bash {"command":"touch pwned"');
+      expect(readPairs(out)).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+
+  it('killing the replay mid-run stops opencode, with nothing executed', async () => {
+    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
+    const ws = workspace('ws-kill');
+    const out = join(dir.path, 'kill.jsonl');
+    const before = snapshot(ws);
+    try {
+      const first = steps[0] ?? [];
+      // The first step answers; the second hangs until long after the kill.
+      server.push(first[0] as ScriptedReply, { ...(first[1] as ScriptedReply), delayMs: 60_000 });
+      const child = execa(
+        'node',
+        [
+          bin,
+          'replay',
+          mainId,
+          '--db',
+          db,
+          '--agent',
+          'opencode',
+          '--model',
+          'openai:scripted',
+          '--base-url',
+          server.baseURL,
+          '--workspace',
+          ws,
+          '--out',
+          out,
+        ],
+        { reject: false },
+      );
+      const deadline = Date.now() + 90_000;
+      while (stepRequests(server).length < 2 && Date.now() < deadline) await sleep(100);
+      expect(stepRequests(server)).toHaveLength(2);
+      const opencode = childrenOf(child.pid as number);
+      expect(opencode.length).toBeGreaterThan(0);
+      child.kill('SIGKILL');
+      await child;
+      // The plugin sees its replay process gone and stops opencode (its model call has lost its proxy too).
+      const gone = Date.now() + 15_000;
+      while (opencode.some(alive) && Date.now() < gone) await sleep(100);
+      expect(opencode.filter(alive)).toEqual([]);
+      expect(snapshot(ws)).toEqual(before);
+      // The pair written before the kill is whole.
+      expect(readPairs(out)).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  }, 150_000);
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** PIDs whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === pid) found.push(Number(name));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // A zombie has exited; only its parent has not reaped it yet.
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
