@@ -1,8 +1,17 @@
 // `replay --agent opencode` end to end: our binary drives the real opencode binary (npm opencode-ai, pinned)
 // over the committed opencode sample, against the scripted model server. Every tool call must be answered from
 // the recording, nothing may change in the workspace, and every agent step must become one pair.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -383,6 +392,88 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
       await server.close();
     }
   }, 150_000);
+});
+
+/** An opencode that first writes into its workspace: something other than a tool, which the checker must catch. */
+function intruder(): string {
+  const path = join(dir.path, 'opencode-intruder');
+  writeFileSync(
+    path,
+    `#!/bin/sh\nif [ "$1" = run ]; then echo intruder > "$PWD/intruder.txt" 2>/dev/null || echo "write refused" >&2; fi\nexec ${opencodeBinary()} "$@"\n`,
+  );
+  chmodSync(path, 0o755);
+  return path;
+}
+
+const bwrapWorks = spawnSync('bwrap', ['--bind', '/', '/', '--die-with-parent', 'true']).status === 0;
+
+describe('replay --agent opencode around something that writes', () => {
+  const replayWith = async (name: string, extra: string[]) => {
+    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
+    const ws = workspace(name);
+    try {
+      server.push(...steps.flat());
+      const result = await run([
+        'replay',
+        mainId,
+        '--db',
+        db,
+        '--agent',
+        'opencode',
+        '--opencode-bin',
+        intruder(),
+        '--model',
+        'openai:scripted',
+        '--base-url',
+        server.baseURL,
+        '--workspace',
+        ws,
+        '--out',
+        join(dir.path, `${name}.jsonl`),
+        '--json',
+        ...extra,
+      ]);
+      return { result, ws };
+    } finally {
+      await server.close();
+    }
+  };
+
+  it('the checker catches a write that is not a tool call: exit 3, the file named', async () => {
+    const { result, ws } = await replayWith('ws-intruder', []);
+    expect(result.exitCode).toBe(3);
+    const report = JSON.parse(result.stdout) as {
+      turnsDone: number;
+      sideEffects: { changes: { kind: string; path: string }[] };
+    };
+    expect(report.turnsDone).toBe(12);
+    expect(report.sideEffects.changes).toContainEqual(
+      expect.objectContaining({ kind: 'created', path: join(ws, 'intruder.txt') }),
+    );
+  }, 180_000);
+
+  it.runIf(bwrapWorks)(
+    '--sandbox: the workspace is read-only to opencode, so the write fails and nothing changes',
+    async () => {
+      const { result, ws } = await replayWith('ws-sandbox', ['--sandbox']);
+      expect(result.exitCode).toBe(0);
+      const report = JSON.parse(result.stdout) as { turnsDone: number; sideEffects: { changes: unknown[] } };
+      expect(report.turnsDone).toBe(12);
+      expect(report.sideEffects.changes).toEqual([]);
+      expect(existsSync(join(ws, 'intruder.txt'))).toBe(false);
+    },
+    180_000,
+  );
+
+  it.runIf(!bwrapWorks)(
+    '--sandbox where bubblewrap cannot run: exit 2 before anything starts',
+    async () => {
+      const { result } = await replayWith('ws-nosandbox', ['--sandbox']);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toMatch(/bubblewrap/);
+    },
+    60_000,
+  );
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -73,7 +73,10 @@ export interface OpencodeSessionResult {
 
 export class OpencodeDriverError extends Error {}
 
-/** A prompt a person typed, with the recorded model turns that answered it (indexes into the session's turns). */
+/**
+ * A prompt a person typed, with the recorded model turns that answered it: positions in the list of turns
+ * `promptsOf` was given (not Turn.index, which also counts the turns a resumed session inherited).
+ */
 export interface Prompt {
   text: string;
   turns: number[];
@@ -107,9 +110,9 @@ export function promptsOf(messages: readonly Message[], own: number, recorded: r
       open = true;
     } else if (message.role === 'assistant') open = false;
   }
-  for (const turn of recorded) {
+  for (const [position, turn] of recorded.entries()) {
     const owner = prompts.findLast((prompt) => prompt.at < turn.messageIndex) ?? prompts[0];
-    owner?.turns.push(turn.index);
+    owner?.turns.push(position);
   }
   return prompts.map(({ text, turns }) => ({ text, turns }));
 }
@@ -283,7 +286,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
     let modelId: string;
     let apiKey: string | undefined;
     if (run.upstream.kind === 'recorded') {
-      const summary = session.messages.find((message) => message.compaction);
+      const summaries = session.messages.filter((message) => message.compaction).map(textOf);
       recorded = await startRecordedModel({
         // The current prompt's recorded turns, in order; none left: the recording is exhausted.
         next: () => {
@@ -300,7 +303,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
           };
         },
         ...(session.title ? { title: session.title } : {}),
-        ...(summary ? { summary: textOf(summary) } : {}),
+        summaries,
       });
       upstream = recorded.url;
       modelId = 'recorded';

@@ -20,8 +20,8 @@ export interface RecordedModelOptions {
   next: () => RecordedTurn | undefined;
   /** The answer to opencode's title request. */
   title?: string;
-  /** The answer to a compaction request: the session's recorded summary. */
-  summary?: string;
+  /** The answers to compaction requests, in order: the session's recorded summaries (the last one repeats). */
+  summaries?: readonly string[];
   /** The model id answers carry. */
   model?: string;
 }
@@ -42,6 +42,7 @@ export const exhaustedMessage = 'replay-history: the recording holds no more mod
 export async function startRecordedModel(options: RecordedModelOptions): Promise<RecordedModel> {
   let answered = 0;
   let refused = 0;
+  let summarized = 0;
   const model = options.model ?? 'recorded';
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -63,9 +64,11 @@ export async function startRecordedModel(options: RecordedModelOptions): Promise
     });
     let answer: RecordedTurn;
     if (kind === 'title') answer = { message: { role: 'assistant', content: options.title ?? 'Replay' } };
-    else if (kind === 'summary')
-      answer = { message: { role: 'assistant', content: options.summary ?? '(no summary was recorded)' } };
-    else {
+    else if (kind === 'summary') {
+      const summaries = options.summaries ?? [];
+      const text = summaries[Math.min(summarized++, summaries.length - 1)] ?? '(no summary was recorded)';
+      answer = { message: { role: 'assistant', content: text } };
+    } else {
       const turn = options.next();
       if (!turn) {
         refused++;
