@@ -2,7 +2,7 @@
 // (npm `opencode-ai` only links one of these), else `opencode` on PATH. The plugin is written for one version;
 // another is allowed (the plugin fails the run for any built-in it does not know) but said out loud.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
 import { opencodeVersion } from './environment.js';
@@ -19,18 +19,18 @@ export interface Binary {
   from: 'option' | 'package' | 'path';
 }
 
-function packaged(): string | undefined {
+/** The pinned platform package's binary, with the version its package.json names (no need to run it). */
+function packaged(): { path: string; version?: string } | undefined {
   const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const name = platform === 'windows' ? 'opencode.exe' : 'opencode';
   for (const variant of ['', '-baseline', '-musl', '-baseline-musl']) {
     try {
-      const path = join(
-        dirname(require.resolve(`opencode-${platform}-${arch}${variant}/package.json`)),
-        'bin',
-        name,
-      );
-      if (existsSync(path)) return path;
+      const manifest = require.resolve(`opencode-${platform}-${arch}${variant}/package.json`);
+      const path = join(dirname(manifest), 'bin', name);
+      if (!existsSync(path)) continue;
+      const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version?: unknown };
+      return { path, ...(typeof version === 'string' ? { version } : {}) };
     } catch {
       // Not installed for this machine; try the next.
     }
@@ -65,12 +65,10 @@ export function findOpencode(option?: string, env: NodeJS.ProcessEnv = process.e
     path = option;
     from = 'option';
   } else {
-    path = packaged();
-    from = 'package';
-    if (!path) {
-      path = onPath(env);
-      from = 'path';
-    }
+    const found = packaged();
+    if (found?.version) return { path: found.path, version: found.version, from: 'package' };
+    path = found?.path ?? onPath(env);
+    from = found ? 'package' : 'path';
   }
   if (!path) {
     throw new OpencodeNotFound(

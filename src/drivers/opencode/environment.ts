@@ -2,7 +2,7 @@
 // all under one temporary directory, so the user's own opencode config, sessions and credentials are neither
 // read nor written, and nothing lands in the workspace. Everything is prepared before the run: opencode's
 // dependency install finds its work done and does not go to the network.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answersUrlEnv, type PluginOptions, parentPidEnv, pluginFileName, pluginSource } from './plugin.js';
@@ -65,9 +65,54 @@ function stubDependencies(dir: string): void {
   );
 }
 
-export function prepareEnvironment(options: EnvironmentOptions): Environment {
-  const root = mkdtempSync(join(options.parent ?? tmpdir(), 'replay-opencode-'));
+const prefix = 'replay-opencode-';
+/** Names the process that made a tree, so a later run can remove the trees of one that was killed. */
+const ownerFile = 'owner.pid';
+
+function alive(pid: number): boolean {
   try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the private trees of replays that were killed (SIGKILL, a crash: no cleanup ran), recognised by
+ * their owner's PID being gone. Trees without an owner file are left alone: they may be being made right now.
+ */
+export function sweepStale(parent = tmpdir()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const root = join(parent, name);
+    let owner: number;
+    try {
+      owner = Number(readFileSync(join(root, ownerFile), 'utf8').trim());
+    } catch {
+      continue;
+    }
+    if (!(owner > 0) || alive(owner)) continue;
+    rmSync(root, { recursive: true, force: true });
+    removed.push(root);
+  }
+  return removed;
+}
+
+export function prepareEnvironment(options: EnvironmentOptions): Environment {
+  const parent = options.parent ?? tmpdir();
+  sweepStale(parent);
+  const root = mkdtempSync(join(parent, prefix));
+  try {
+    writeFileSync(join(root, ownerFile), `${process.pid}\n`);
     const home = join(root, 'home');
     const xdg = {
       XDG_DATA_HOME: join(home, '.local', 'share'),

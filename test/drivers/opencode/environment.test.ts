@@ -1,10 +1,11 @@
 // The hermetic tree for an opencode run: everything under one private directory, the dependency install
 // pre-empted, the plugin present (or not), the workspace untouched, and all of it removed by cleanup().
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareEnvironment } from '../../../src/drivers/opencode/environment.js';
+import { prepareEnvironment, sweepStale } from '../../../src/drivers/opencode/environment.js';
 import { answersUrlEnv, pluginFileName, pluginSource } from '../../../src/drivers/opencode/plugin.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'opencode-env-'));
@@ -68,5 +69,26 @@ describe('prepareEnvironment', () => {
     expect(existsSync(join(env.configDir, 'plugins'))).toBe(false);
     expect(env.env[answersUrlEnv]).toBeUndefined();
     env.cleanup();
+  });
+
+  it('removes the trees of killed replays (owner PID gone), and only those', () => {
+    const parent = mkdtempSync(join(scratch, 'sweep-'));
+    // A PID that surely exited: a child that ran and was reaped.
+    const dead = spawnSync('true').pid as number;
+    const killed = prepareEnvironment({ workspace, baseURL: 'http://127.0.0.1:9/v1', parent });
+    const running = prepareEnvironment({ workspace, baseURL: 'http://127.0.0.1:9/v1', parent });
+    expect(readFileSync(join(running.root, 'owner.pid'), 'utf8')).toBe(`${process.pid}\n`);
+    writeFileSync(join(killed.root, 'owner.pid'), `${dead}\n`);
+    const unowned = mkdtempSync(join(parent, 'replay-opencode-'));
+    const unrelated = mkdtempSync(join(parent, 'something-else-'));
+    writeFileSync(join(unrelated, 'owner.pid'), `${dead}\n`);
+    expect(sweepStale(parent)).toEqual([killed.root]);
+    expect(existsSync(killed.root)).toBe(false);
+    for (const kept of [running.root, unowned, unrelated]) expect(existsSync(kept)).toBe(true);
+    // A new environment sweeps by itself.
+    writeFileSync(join(running.root, 'owner.pid'), `${dead}\n`);
+    const next = prepareEnvironment({ workspace, baseURL: 'http://127.0.0.1:9/v1', parent });
+    expect(existsSync(running.root)).toBe(false);
+    next.cleanup();
   });
 });
