@@ -394,6 +394,80 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
   }, 150_000);
 });
 
+describe('replay --agent opencode on a Claude Code session (tools mapped)', () => {
+  it('answers mapped calls from the recording, and calls opencode cannot express are misses', async () => {
+    const ccDb = join(dir.path, 'claude.db');
+    const ws = workspace('ws-claude');
+    const before = snapshot(ws);
+    const out = join(dir.path, 'claude.jsonl');
+    const result = await run([
+      'replay',
+      join(
+        root,
+        'sample-sessions',
+        'claude-code',
+        '-home-ada-todo-api',
+        '6f1c2a34-7b1d-4c55-9d0e-2a8b3c4d5e61.jsonl',
+      ),
+      '--db',
+      ccDb,
+      '--agent',
+      'opencode',
+      '--workspace',
+      ws,
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(result.exitCode).toBe(0);
+    const report = JSON.parse(result.stdout) as {
+      id: string;
+      turnsDone: number;
+      misses: number;
+      callsMatched: number;
+      callsOriginal: number;
+      sideEffects: { changes: unknown[] };
+    };
+    const handle = openDb(ccDb);
+    let recorded: { name: string; output: string }[] = [];
+    try {
+      const store = new SessionStore(handle);
+      const loaded = store.load(readPairs(out)[0]?.session ?? '');
+      const all = [...turns(loaded?.session.messages ?? [], loaded?.own ?? 0)];
+      recorded = all.flatMap((turn) =>
+        turn.results.map((r, i) => ({
+          name: (turn.response.parts.filter((p) => p.type === 'tool_call')[i] as { name: string }).name,
+          output: outputText(r.output),
+        })),
+      );
+      expect(report.turnsDone).toBe(all.length);
+    } finally {
+      handle.close();
+    }
+    expect(report.sideEffects.changes).toEqual([]);
+    expect(snapshot(ws)).toEqual(before);
+    // opencode's model called `read`, `bash`, `edit`: answered with Claude Code's recorded Read, Bash, Edit results.
+    const pairs = readPairs(out);
+    const made = pairs.flatMap((p) => p.completion.tool_calls ?? []).map((c) => c.function.name);
+    expect(made).toEqual(['read', 'grep', 'bash', 'edit', 'bash']);
+    const last = pairs.at(-1)?.messages ?? [];
+    const shown = last.filter((m) => m.role === 'tool').map((m) => contentText(m.content as never));
+    const read = recorded.find((r) => r.name === 'Read');
+    expect(read?.output.length).toBeGreaterThan(20);
+    expect(shown[0]).toBe(read?.output);
+    // Claude's Grep asked for `output_mode: content` and line numbers, which opencode's grep cannot: a miss,
+    // listed with the recorded call nearest to it.
+    expect(report.misses).toBe(1);
+    const listed = JSON.parse((await run(['runs', report.id, '--db', ccDb, '--json'])).stdout) as {
+      missList: { call: { name: string }; nearest: { name: string; differs: string[] }[] }[];
+    };
+    expect(listed.missList[0]?.call.name).toBe('grep');
+    expect(listed.missList[0]?.nearest[0]?.name).toBe('Grep');
+    expect(shown[1]).toContain('not in the recording');
+    expect(report.callsMatched).toBe(report.callsOriginal - 1);
+  }, 180_000);
+});
+
 /** An opencode that first writes into its workspace: something other than a tool, which the checker must catch. */
 function intruder(): string {
   const path = join(dir.path, 'opencode-intruder');

@@ -18,7 +18,7 @@ import type { SessionStore } from '../../store/sessions.js';
 import { sandboxed } from '../../verify/sandbox.js';
 import { type AnswerServer, type AnswerSource, startAnswerServer } from './answers.js';
 import { prepareEnvironment } from './environment.js';
-import { recordedNames } from './mapping.js';
+import { opencodeCall, recordedNames } from './mapping.js';
 import { orphanExitCode } from './plugin.js';
 import { type Exchange, pairFromExchange, type RecordingProxy, startRecordingProxy } from './proxy.js';
 import { exhaustedMessage, type RecordedModel, startRecordedModel } from './recorded.js';
@@ -142,6 +142,26 @@ function asRecorded(agent: string, call: ChatToolCall, from?: string, to?: strin
   const first = recordedNames(agent, call.function.name, from && to ? rebase(args, from, to) : args)[0];
   if (!first) return call;
   return { ...call, function: { name: first.name, arguments: JSON.stringify(first.input) } };
+}
+
+/** A recorded answer of another agent with its calls named as opencode names them (`--model recorded`). */
+function asOpencode(agent: string, message: Assistant): Assistant {
+  if (agent === 'opencode' || !message.tool_calls) return message;
+  return {
+    ...message,
+    tool_calls: message.tool_calls.map((call) => {
+      let input: unknown;
+      try {
+        input = JSON.parse(call.function.arguments);
+      } catch {
+        return call;
+      }
+      const offered = opencodeCall(agent, call.function.name, input);
+      return offered
+        ? { ...call, function: { name: offered.name, arguments: JSON.stringify(offered.input) } }
+        : call;
+    }),
+  };
 }
 
 /** Runs every session through opencode, `concurrency` at a time. A fatal error stops all. */
@@ -295,7 +315,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
           if (!turn) return undefined;
           served++;
           return {
-            message: originals[at as number] as Assistant,
+            message: asOpencode(session.agent, originals[at as number] as Assistant),
             usage: {
               prompt_tokens: turn.response.usage?.inputTokens ?? 0,
               completion_tokens: turn.response.usage?.outputTokens ?? 0,

@@ -10,71 +10,124 @@ export interface RecordedName {
 }
 
 type Args = Record<string, unknown>;
-type Rule = (args: Args) => RecordedName[];
 
-/** Copies the named arguments under new names, leaving out absent ones. */
-function rename(name: string, fields: Record<string, string>, extra: Args = {}): Rule {
-  return (args) => {
-    const input: Args = {};
-    for (const [from, to] of Object.entries(fields)) if (args[from] !== undefined) input[to] = args[from];
-    return [{ name, input: { ...input, ...extra } }];
-  };
+/**
+ * One opencode tool and the recorded tool it stands for: argument names opencode → recorded, and, where
+ * values differ too, how to turn them each way. Both directions come from the same entry: an opencode call is
+ * looked up in the recording with `forward`, and a recorded call is offered to opencode (`--model recorded`
+ * on another agent's session) with `backward`.
+ */
+interface Entry {
+  opencode: string;
+  recorded: string;
+  fields: Record<string, string>;
+  /** Adjusts the renamed arguments, opencode → recorded. */
+  forward?: (input: Args) => Args;
+  /** Adjusts the renamed arguments, recorded → opencode. */
+  backward?: (input: Args) => Args;
 }
 
-const claudeCode: Record<string, Rule> = {
-  read: rename('Read', { filePath: 'file_path', offset: 'offset', limit: 'limit' }),
-  write: rename('Write', { filePath: 'file_path', content: 'content' }),
-  edit: rename('Edit', {
-    filePath: 'file_path',
-    oldString: 'old_string',
-    newString: 'new_string',
-    replaceAll: 'replace_all',
-  }),
-  bash: rename('Bash', { command: 'command', timeout: 'timeout', description: 'description' }),
-  glob: rename('Glob', { pattern: 'pattern', path: 'path' }),
-  grep: rename('Grep', { pattern: 'pattern', path: 'path', include: 'glob' }),
-  // opencode's sub-agent is `general`; Claude Code's is `general-purpose`.
-  task: (args) => [
-    {
-      name: 'Task',
-      input: {
-        description: args.description,
-        prompt: args.prompt,
-        subagent_type: args.subagent_type === 'general' ? 'general-purpose' : args.subagent_type,
-      },
+const subagent = (from: string, to: string) => (input: Args) =>
+  input.subagent_type === from ? { ...input, subagent_type: to } : input;
+
+const claudeCode: Entry[] = [
+  { opencode: 'read', recorded: 'Read', fields: { filePath: 'file_path', offset: 'offset', limit: 'limit' } },
+  { opencode: 'write', recorded: 'Write', fields: { filePath: 'file_path', content: 'content' } },
+  {
+    opencode: 'edit',
+    recorded: 'Edit',
+    fields: {
+      filePath: 'file_path',
+      oldString: 'old_string',
+      newString: 'new_string',
+      replaceAll: 'replace_all',
     },
-  ],
+  },
+  {
+    opencode: 'bash',
+    recorded: 'Bash',
+    fields: { command: 'command', timeout: 'timeout', description: 'description' },
+    // opencode requires a description; a recorded call without one is offered with an empty one, which is
+    // not part of the call looked up.
+    forward: ({ description, ...rest }) =>
+      description === '' || description === undefined ? rest : { ...rest, description },
+    backward: (input) => ({ description: '', ...input }),
+  },
+  { opencode: 'glob', recorded: 'Glob', fields: { pattern: 'pattern', path: 'path' } },
+  { opencode: 'grep', recorded: 'Grep', fields: { pattern: 'pattern', path: 'path', include: 'glob' } },
+  // opencode's sub-agent is `general`; Claude Code's is `general-purpose`.
+  {
+    opencode: 'task',
+    recorded: 'Task',
+    fields: { description: 'description', prompt: 'prompt', subagent_type: 'subagent_type' },
+    forward: subagent('general', 'general-purpose'),
+    backward: subagent('general-purpose', 'general'),
+  },
   // webfetch (Claude's takes a prompt, opencode's a format) and todowrite (different item fields) have no
   // faithful counterpart: their calls are misses.
-};
+];
+
+const dockerAgent: Entry[] = [
+  { opencode: 'read', recorded: 'read_file', fields: { filePath: 'path' } },
+  { opencode: 'write', recorded: 'write_file', fields: { filePath: 'path', content: 'content' } },
+  {
+    opencode: 'bash',
+    recorded: 'shell',
+    fields: { command: 'cmd' },
+    forward: (input) => input,
+    backward: (input) => ({ description: '', ...input }),
+  },
+  {
+    opencode: 'webfetch',
+    recorded: 'fetch',
+    fields: { url: 'urls' },
+    forward: ({ urls, ...rest }) => (urls === undefined ? rest : { ...rest, urls: [urls] }),
+    backward: ({ url, ...rest }) =>
+      Array.isArray(url) && url.length === 1
+        ? { ...rest, url: url[0], format: 'markdown' }
+        : { ...rest, url },
+  },
+];
+
+/** Renames the arguments that are present; the others are left out. */
+function rename(args: Args, fields: Record<string, string>): Args {
+  const out: Args = {};
+  for (const [from, to] of Object.entries(fields)) if (args[from] !== undefined) out[to] = args[from];
+  return out;
+}
+
+const flip = (fields: Record<string, string>) =>
+  Object.fromEntries(Object.entries(fields).map(([from, to]) => [to, from]));
+
+const tables: Record<string, Entry[]> = { 'claude-code': claudeCode, 'docker-agent': dockerAgent };
+
+const asArgs = (value: unknown): Args =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Args) : {};
 
 /** Codex runs everything through a shell: the recording holds one of its shell tools. */
-const codex: Record<string, Rule> = {
-  bash: (args) => {
-    const command = String(args.command ?? '');
-    return [
-      { name: 'exec_command', input: { cmd: command } },
-      { name: 'shell_command', input: { command } },
-      { name: 'shell', input: { command: ['bash', '-lc', command] } },
-    ];
-  },
-};
+function codexForward(tool: string, args: Args): RecordedName[] {
+  if (tool !== 'bash') return [];
+  const command = String(args.command ?? '');
+  return [
+    { name: 'exec_command', input: { cmd: command } },
+    { name: 'shell_command', input: { command } },
+    { name: 'shell', input: { command: ['bash', '-lc', command] } },
+  ];
+}
 
-const dockerAgent: Record<string, Rule> = {
-  read: rename('read_file', { filePath: 'path' }),
-  write: rename('write_file', { filePath: 'path', content: 'content' }),
-  bash: rename('shell', { command: 'cmd' }),
-  webfetch: (args) => [{ name: 'fetch', input: { urls: [args.url] } }],
-};
-
-const tables: Record<string, Record<string, Rule>> = {
-  'claude-code': claudeCode,
-  codex,
-  'docker-agent': dockerAgent,
-};
+function codexBackward(name: string, input: Args): RecordedName | undefined {
+  let command: unknown;
+  if (name === 'exec_command') command = input.cmd;
+  else if (name === 'shell_command') command = input.command;
+  else if (name === 'shell' && Array.isArray(input.command)) {
+    const argv = input.command as unknown[];
+    command = argv.length === 3 && argv[1] === '-lc' ? argv[2] : argv.join(' ');
+  }
+  return typeof command === 'string' ? { name: 'bash', input: { command, description: '' } } : undefined;
+}
 
 /** The source agents whose sessions have a table (opencode's own need none). */
-export const mappedAgents = Object.keys(tables);
+export const mappedAgents = [...Object.keys(tables), 'codex'];
 
 /**
  * The calls of the recording an opencode call may stand for, most likely first. opencode's own sessions:
@@ -82,18 +135,22 @@ export const mappedAgents = Object.keys(tables);
  */
 export function recordedNames(agent: string, tool: string, args: unknown): RecordedName[] {
   if (agent === 'opencode') return [{ name: tool, input: args }];
-  const rule = tables[agent]?.[tool];
-  if (!rule) return [];
-  return rule(args && typeof args === 'object' ? (args as Args) : {});
+  if (agent === 'codex') return codexForward(tool, asArgs(args));
+  const entry = tables[agent]?.find((candidate) => candidate.opencode === tool);
+  if (!entry) return [];
+  const input = rename(asArgs(args), entry.fields);
+  return [{ name: entry.recorded, input: entry.forward ? entry.forward(input) : input }];
 }
 
-/** The opencode tool a recorded call would be made with, for the reverse direction (figures). */
-export function opencodeName(agent: string, recorded: string): string | undefined {
-  if (agent === 'opencode') return recorded;
-  const table = tables[agent];
-  if (!table) return undefined;
-  for (const [tool, rule] of Object.entries(table)) {
-    if (rule({}).some((call) => call.name === recorded)) return tool;
-  }
-  return undefined;
+/**
+ * A recorded call as opencode's model would make it (`--model recorded` on another agent's session), or
+ * undefined when opencode has no such tool: offered as it is, opencode answers it as an unknown tool.
+ */
+export function opencodeCall(agent: string, name: string, input: unknown): RecordedName | undefined {
+  if (agent === 'opencode') return { name, input };
+  if (agent === 'codex') return codexBackward(name, asArgs(input));
+  const entry = tables[agent]?.find((candidate) => candidate.recorded === name);
+  if (!entry) return undefined;
+  const args = rename(asArgs(input), flip(entry.fields));
+  return { name: entry.opencode, input: entry.backward ? entry.backward(args) : args };
 }

@@ -3,7 +3,7 @@
 // out of its messages with the recorded turns that answered each, and how paths are moved to another workspace.
 import { describe, expect, it } from 'vitest';
 import { promptsOf, rebase } from '../../../src/drivers/opencode/driver.js';
-import { recordedNames } from '../../../src/drivers/opencode/mapping.js';
+import { opencodeCall, recordedNames } from '../../../src/drivers/opencode/mapping.js';
 import type { AgentId, Message, Part } from '../../../src/model/session.js';
 import { turns } from '../../../src/model/turns.js';
 import { isReadOnly, toolDefaults } from '../../../src/replay/catalogue/index.js';
@@ -118,6 +118,65 @@ describe('recordedNames', () => {
     expect(recordedNames('docker-agent', 'edit', { filePath: '/a' })).toEqual([]);
     expect(recordedNames('cursor', 'read', { filePath: '/a' })).toEqual([]);
     expect(recordedNames('cursor', 'bash', { command: 'ls' })).toEqual([]);
+  });
+
+  it('turns recorded calls into the opencode calls that map back to them (--model recorded on other agents)', () => {
+    const roundTrip = (agent: string, name: string, input: Record<string, unknown>) => {
+      const offered = opencodeCall(agent, name, input);
+      expect(offered).toBeDefined();
+      return { offered, back: recordedNames(agent, offered?.name ?? '', offered?.input) };
+    };
+    const claude: [string, Record<string, unknown>][] = [
+      ['Read', { file_path: '/repo/a.ts', offset: 10, limit: 20 }],
+      ['Write', { file_path: '/repo/b.ts', content: 'x' }],
+      ['Edit', { file_path: '/repo/a.ts', old_string: 'a', new_string: 'b', replace_all: true }],
+      ['Bash', { command: 'npm test', description: 'Run tests', timeout: 1000 }],
+      ['Bash', { command: 'ls' }],
+      ['Glob', { pattern: '**/*.ts', path: '/repo' }],
+      ['Grep', { pattern: 'TODO', path: '/repo', glob: '*.ts' }],
+      ['Task', { description: 'd', prompt: 'p', subagent_type: 'general-purpose' }],
+    ];
+    for (const [name, input] of claude) {
+      const { back } = roundTrip('claude-code', name, input);
+      expect(back).toStrictEqual([{ name, input }]);
+    }
+    // opencode requires a bash description: one is offered, and dropped again on the way back.
+    expect(opencodeCall('claude-code', 'Bash', { command: 'ls' })).toStrictEqual({
+      name: 'bash',
+      input: { description: '', command: 'ls' },
+    });
+    expect(opencodeCall('claude-code', 'Task', { subagent_type: 'general-purpose' })?.input).toEqual({
+      subagent_type: 'general',
+    });
+    // Tools opencode has no counterpart for are offered as they are (opencode answers them as unknown).
+    expect(opencodeCall('claude-code', 'WebFetch', { url: 'https://x', prompt: 'p' })).toBeUndefined();
+    expect(opencodeCall('cursor', 'Read', {})).toBeUndefined();
+    expect(opencodeCall('opencode', 'read', { filePath: '/a' })).toEqual({
+      name: 'read',
+      input: { filePath: '/a' },
+    });
+
+    // Codex: each shell tool becomes bash, and bash maps back to a list that holds the original.
+    for (const [name, input] of [
+      ['exec_command', { cmd: 'make' }],
+      ['shell_command', { command: 'make' }],
+      ['shell', { command: ['bash', '-lc', 'make'] }],
+    ] as const) {
+      const { offered, back } = roundTrip('codex', name, input);
+      expect(offered).toEqual({ name: 'bash', input: { command: 'make', description: '' } });
+      expect(back).toContainEqual({ name, input });
+    }
+    expect(opencodeCall('codex', 'apply_patch', { input: '*** Begin Patch' })).toBeUndefined();
+
+    // docker-agent, fetch included.
+    for (const [name, input] of [
+      ['read_file', { path: '/repo/a.ts' }],
+      ['write_file', { path: '/repo/a.ts', content: 'hi' }],
+      ['shell', { cmd: 'make' }],
+      ['fetch', { urls: ['https://example.com'] }],
+    ] as const) {
+      expect(roundTrip('docker-agent', name, input).back).toStrictEqual([{ name, input }]);
+    }
   });
 
   it("gives codex's three shell tools for a bash call, most likely first", () => {
