@@ -399,3 +399,8 @@ export class RunStore {
 export function turnKey(sessionId: string, turn: number): string {
   return `${sessionId}#${turn}`;
 }
+
+/** The session a `turnKey` names. */
+export function keySession(key: string): string {
+  return key.slice(0, key.lastIndexOf('#'));
+}

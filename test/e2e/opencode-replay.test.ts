@@ -388,6 +388,20 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
       expect(snapshot(ws)).toEqual(before);
       // The pair written before the kill is whole.
       expect(readPairs(out)).toHaveLength(1);
+
+      // --resume: opencode cannot go on from the middle of a session, so the begun one is said and kept as it is.
+      const runs = JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as {
+        id: string;
+        out: string;
+      }[];
+      const killed = runs.find((r) => r.out === out);
+      expect(killed).toBeDefined();
+      const resumed = await run(['replay', '--resume', killed?.id ?? '', '--db', db, '--json']);
+      expect(resumed.exitCode).toBe(0);
+      expect(resumed.stderr).toContain('begun by the interrupted run; opencode cannot resume it mid-way');
+      expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', driver: 'opencode', turnsDone: 1 });
+      expect(readPairs(out)).toHaveLength(1);
+      expect(snapshot(ws)).toEqual(before);
     } finally {
       await server.close();
     }

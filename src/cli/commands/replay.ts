@@ -13,7 +13,7 @@ import { type Pair, PairsFileError, PairsWriter } from '../../replay/pairs.js';
 import { ProviderSpecError, providerFor } from '../../replay/providers/index.js';
 import { ProviderError } from '../../replay/providers/types.js';
 import { type Db, openDb } from '../../store/db.js';
-import { type Driver, type Match, RunStore, turnKey } from '../../store/runs.js';
+import { type Driver, keySession, type Match, RunStore, turnKey } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { probeSandbox, SandboxUnavailable } from '../../verify/sandbox.js';
 import { ExitCode, UserError } from '../errors.js';
@@ -439,7 +439,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         runs,
         // opencode cannot go on from the middle of a session: one cut off by a killed run stays as it is.
         sessionIds: sessionIds.filter((id) => {
-          const begun = [...done].some((key) => key.startsWith(`${id}\0`));
+          const begun = [...done].some((key) => keySession(key) === id);
           if (begun)
             warn(`${id.slice(0, 12)}: begun by the interrupted run; opencode cannot resume it mid-way`);
           return !begun;
