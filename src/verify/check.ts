@@ -318,7 +318,8 @@ function removeStale(cacheDir: string): void {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process exists (EPERM: it does, under another user). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

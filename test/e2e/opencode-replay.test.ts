@@ -92,6 +92,26 @@ const titleResponder = (request: ChatRequest): ScriptedReply | undefined =>
 const stepRequests = (server: ModelServer) =>
   server.chatRequests().filter((request) => request.body && !isTitle(request.body));
 
+/** `replay` of the sample's main session through opencode, the scripted server as the model. */
+function scripted(server: { baseURL: string }, ws: string, out: string): string[] {
+  return [
+    'replay',
+    mainId,
+    '--db',
+    db,
+    '--agent',
+    'opencode',
+    '--model',
+    'openai:scripted',
+    '--base-url',
+    server.baseURL,
+    '--workspace',
+    ws,
+    '--out',
+    out,
+  ];
+}
+
 function readPairs(file: string): PairLine[] {
   const text = readFileSync(file, 'utf8');
   expect(text.endsWith('\n')).toBe(true);
@@ -153,23 +173,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     try {
       // The whole script up front: opencode asks step after step, prompt after prompt.
       server.push(...steps.flat());
-      const result = await run([
-        'replay',
-        mainId,
-        '--db',
-        db,
-        '--agent',
-        'opencode',
-        '--model',
-        'openai:scripted',
-        '--base-url',
-        server.baseURL,
-        '--workspace',
-        ws,
-        '--out',
-        out,
-        '--json',
-      ]);
+      const result = await run([...scripted(server, ws, out), '--json']);
       expect(result.stderr).not.toMatch(/error/i);
       expect(result.exitCode).toBe(0);
       const report = JSON.parse(result.stdout) as {
@@ -293,25 +297,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
         { toolCalls: [{ name: 'bash', arguments: { command: 'touch pwned', description: 'Not recorded' } }] },
         { text: 'never asked: the proxy refuses the step after a stop' },
       );
-      const result = await run([
-        'replay',
-        mainId,
-        '--db',
-        db,
-        '--agent',
-        'opencode',
-        '--model',
-        'openai:scripted',
-        '--base-url',
-        server.baseURL,
-        '--workspace',
-        ws,
-        '--on-miss',
-        'stop',
-        '--out',
-        out,
-        '--json',
-      ]);
+      const result = await run([...scripted(server, ws, out), '--on-miss', 'stop', '--json']);
       expect(result.exitCode).toBe(0);
       const report = JSON.parse(result.stdout) as {
         id: string;
@@ -353,27 +339,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
       const first = steps[0] ?? [];
       // The first step answers; the second hangs until long after the kill.
       server.push(first[0] as ScriptedReply, { ...(first[1] as ScriptedReply), delayMs: 60_000 });
-      const child = execa(
-        'node',
-        [
-          bin,
-          'replay',
-          mainId,
-          '--db',
-          db,
-          '--agent',
-          'opencode',
-          '--model',
-          'openai:scripted',
-          '--base-url',
-          server.baseURL,
-          '--workspace',
-          ws,
-          '--out',
-          out,
-        ],
-        { reject: false },
-      );
+      const child = execa('node', [bin, ...scripted(server, ws, out)], { reject: false });
       const deadline = Date.now() + 90_000;
       while (stepRequests(server).length < 2 && Date.now() < deadline) await sleep(100);
       expect(stepRequests(server)).toHaveLength(2);
@@ -502,22 +468,9 @@ describe('replay --agent opencode around something that writes', () => {
     try {
       server.push(...steps.flat());
       const result = await run([
-        'replay',
-        mainId,
-        '--db',
-        db,
-        '--agent',
-        'opencode',
+        ...scripted(server, ws, join(dir.path, `${name}.jsonl`)),
         '--opencode-bin',
         intruder(),
-        '--model',
-        'openai:scripted',
-        '--base-url',
-        server.baseURL,
-        '--workspace',
-        ws,
-        '--out',
-        join(dir.path, `${name}.jsonl`),
         '--json',
         ...extra,
       ]);

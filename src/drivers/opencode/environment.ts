@@ -5,7 +5,9 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answersUrlEnv, type PluginOptions, parentPidEnv, pluginFileName, pluginSource } from './plugin.js';
+import { alive } from '../../verify/check.js';
+import {
+  answersUrlEnv, type PluginOptions, parentPidEnv, pluginFileName, pluginSource } from './plugin.js';
 
 /** The opencode version the plugin and the dependency stubs are written for. */
 export const opencodeVersion = '1.18.33';
@@ -68,16 +70,6 @@ function stubDependencies(dir: string): void {
 const prefix = 'replay-opencode-';
 /** Names the process that made a tree, so a later run can remove the trees of one that was killed. */
 const ownerFile = 'owner.pid';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes the private trees of replays that were killed (SIGKILL, a crash: no cleanup ran), recognised by
