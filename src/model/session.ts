@@ -46,6 +46,14 @@ export interface ToolResult {
   isError: boolean;
   /** Made by us, not recorded: the error result given to an unanswered call when a context is built. */
   synthetic?: boolean;
+  /** What the agent kept beside the output for its own UI (the model never saw it): replayed as recorded. */
+  display?: ResultDisplay;
+}
+
+/** opencode's `title` and `metadata` of a tool result (a read's preview, an edit's diff, a task's session id). */
+export interface ResultDisplay {
+  title?: string;
+  metadata?: Record<string, unknown>;
 }
 export interface ImagePart {
   type: 'image';

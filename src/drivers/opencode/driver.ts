@@ -345,7 +345,8 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
         return undefined;
       },
     });
-    answers = await startAnswerServer(source);
+    // The recorded title and metadata go back too: opencode's record of the call looks as it did.
+    answers = await startAnswerServer(source, { details: (result) => result.display ?? {} });
     environment = prepareEnvironment({
       workspace,
       baseURL: proxy.url,

@@ -6,8 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alive } from '../../verify/check.js';
-import {
-  answersUrlEnv, type PluginOptions, parentPidEnv, pluginFileName, pluginSource } from './plugin.js';
+import { answersUrlEnv, type PluginOptions, parentPidEnv, pluginFileName, pluginSource } from './plugin.js';
 
 /** The opencode version the plugin and the dependency stubs are written for. */
 export const opencodeVersion = '1.18.33';

@@ -375,6 +375,9 @@ function v2State(state: unknown, time: unknown): PartData['state'] {
   if (!isObject(state)) return { status: 'pending' };
   const status = str(state.status) ?? 'pending';
   const out: NonNullable<PartData['state']> = { status, input: state.input };
+  const title = str(state.title);
+  if (title) out.title = title;
+  if (isObject(state.metadata)) out.metadata = state.metadata;
   const content = Array.isArray(state.content) ? state.content.filter(isObject) : [];
   const text = content
     .filter((item) => item.type === 'text')

@@ -9,6 +9,7 @@ import {
   nameResults,
   type OutputBlock,
   type Part,
+  type ResultDisplay,
   type SourceRef,
   type Usage,
 } from '../../model/session.js';
@@ -144,6 +145,23 @@ function toolInput(state: ToolState | undefined): unknown {
   return input ?? {};
 }
 
+/**
+ * Metadata over this many bytes of JSON is not kept (an edit's metadata holds the whole file before and after):
+ * the store holds what the model saw in full, and the UI's copy only where it is small.
+ */
+export const displayLimit = 64 * 1024;
+
+/** The title and metadata opencode kept for the call, for a replay to give back as they were. */
+function displayOf(state: ToolState): ResultDisplay | undefined {
+  const display: ResultDisplay = {};
+  if (typeof state.title === 'string' && state.title !== '') display.title = state.title;
+  const metadata = state.metadata;
+  if (metadata && typeof metadata === 'object' && Object.keys(metadata).length > 0) {
+    if (JSON.stringify(metadata).length <= displayLimit) display.metadata = metadata;
+  }
+  return display.title !== undefined || display.metadata !== undefined ? display : undefined;
+}
+
 /** The result the model got for a tool part, or undefined while it never finished (pending, running). */
 function toolResult(part: PartData): Part | undefined {
   const state = part.state;
@@ -158,7 +176,8 @@ function toolResult(part: PartData): Part | undefined {
       if (data !== undefined && attachment.mime?.startsWith('image/'))
         images.push({ type: 'image', mediaType: attachment.mime, data });
     }
-    return result(callId, name, images.length > 0 ? [{ type: 'text', text }, ...images] : text, false);
+    const output = images.length > 0 ? [{ type: 'text' as const, text }, ...images] : text;
+    return result(callId, name, output, false, displayOf(state));
   }
   if (state?.status === 'error') {
     // An interrupted tool that had output is sent as a normal result with that output.
@@ -169,8 +188,14 @@ function toolResult(part: PartData): Part | undefined {
   return undefined;
 }
 
-function result(callId: string, name: string, output: string | OutputBlock[], isError: boolean): Part {
-  return { type: 'tool_result', callId, name, output, isError };
+function result(
+  callId: string,
+  name: string,
+  output: string | OutputBlock[],
+  isError: boolean,
+  display?: ResultDisplay,
+): Part {
+  return { type: 'tool_result', callId, name, output, isError, ...(display ? { display } : {}) };
 }
 
 /** The child session a `task` call started: `metadata.sessionId`, else the id its output names. */

@@ -46,6 +46,8 @@ export interface ToolState {
   input?: unknown;
   output?: string;
   error?: string;
+  /** What opencode's UI shows for the call (e.g. a path); never sent to the model. */
+  title?: string;
   metadata?: Record<string, unknown>;
   time?: { start?: number; end?: number; compacted?: number };
   attachments?: { mime?: string; url?: string; filename?: string }[];

@@ -125,7 +125,15 @@ describe.each(['export', 'tree', 'v1'] as const)('opencode %s', (generation) => 
       },
     ]);
     expect(results('msg_002#1')).toEqual([
-      { type: 'tool_result', callId: 'toolu_bash', name: 'bash', output: '1 failing', isError: false },
+      {
+        type: 'tool_result',
+        callId: 'toolu_bash',
+        name: 'bash',
+        output: '1 failing',
+        isError: false,
+        // What opencode's UI kept beside the output: given back as it was when the call is replayed.
+        display: { title: 'npm test', metadata: { exit: 1, output: '1 failing' } },
+      },
       {
         type: 'tool_result',
         callId: 'toolu_glob',

@@ -88,6 +88,19 @@ describe('the committed opencode sample (real opencode 1.18.33 output)', () => {
     expect(errors).toHaveLength(1);
   });
 
+  it("keeps opencode's title and metadata of each result, for a replay to give back", () => {
+    const results = main?.messages.flatMap((m) => m.parts.filter((p) => p.type === 'tool_result')) ?? [];
+    const done = results.filter((r) => r.type === 'tool_result' && !r.isError);
+    expect(done.length).toBe(9);
+    for (const result of done) expect(result.type === 'tool_result' && result.display?.title).toBeTruthy();
+    const byName = (name: string) => done.find((r) => r.type === 'tool_result' && r.name === name);
+    const read = byName('read');
+    expect(read?.type === 'tool_result' && read.display?.title).toBe('tmp/ada/todo-api/src/todos.js');
+    // The task's metadata names the sub-agent's session, as opencode's UI links it.
+    const task = byName('task');
+    expect(task?.type === 'tool_result' && task.display?.metadata?.sessionId).toBe(child?.sourceId);
+  });
+
   it('links the sub-agent to the task call and splits three prompts into fourteen turns around a compaction', () => {
     const task = main?.messages.flatMap(toolCalls).find((c) => c.name === 'task');
     expect(child).toMatchObject({ parentId: main?.id, parentToolCallId: task?.id });
