@@ -375,6 +375,8 @@ function convert(entries: Entry[], file: string, preservedBy: Map<string, string
   const responses = new Map<string, Message>();
   const usageSeen = new Map<string, number>();
   const nativeOf = new Map<string, string>();
+  /** User lines that invoke a slash command (`<command-name>…`): a meta line right after one is its prompt. */
+  const commands = new Set<string>();
   let boundary: string | undefined;
 
   for (const { env, line } of entries) {
@@ -415,8 +417,18 @@ function convert(entries: Entry[], file: string, preservedBy: Map<string, string
       continue;
     }
     let made: Message[] = [];
-    if (env.type === 'user') made = userMessages(env, source);
-    else if (env.type === 'attachment' && env.attachment?.type === 'queued_command') {
+    if (env.type === 'user') {
+      // A prompt command or skill (`/review`, `/plugin:skill args`) is logged as its invocation and then, as
+      // a meta line, the prompt it expands to, arguments filled in. The model acts on that prompt: it is the
+      // user's request, not harness text (the invocation itself, and local commands' output, still are).
+      const expansion =
+        env.isMeta === true &&
+        env.parentUuid !== undefined &&
+        env.parentUuid !== null &&
+        commands.has(env.parentUuid);
+      made = userMessages(env, source, expansion);
+      if (env.uuid && invokesCommand(env)) commands.add(env.uuid);
+    } else if (env.type === 'attachment' && env.attachment?.type === 'queued_command') {
       // A prompt typed while the model was working: a real user message, delivered mid-turn.
       const prompt = env.attachment.prompt;
       if (typeof prompt === 'string' && prompt)
@@ -483,9 +495,21 @@ function assistantParts(content: Block[]): Part[] {
   return parts;
 }
 
-function userMessages(env: Envelope, source: { file: string; line: number }): Message[] {
+/** A user line whose text is a slash-command invocation. */
+function invokesCommand(env: Envelope): boolean {
   const content = env.message?.content;
-  const wholeInjected = env.isMeta === true || env.isCompactSummary === true;
+  const text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content.map((block) => ((block as { text?: unknown }).text as string) ?? '').join('')
+        : '';
+  return /^\s*<(command-message|command-name)>/.test(text);
+}
+
+function userMessages(env: Envelope, source: { file: string; line: number }, expansion = false): Message[] {
+  const content = env.message?.content;
+  const wholeInjected = (env.isMeta === true && !expansion) || env.isCompactSummary === true;
   if (typeof content === 'string') {
     return [
       {

@@ -504,6 +504,29 @@ describe.skipIf(!existsSync(dir))(
       }
     });
 
+    it('a prompt command is the user request it expands to; its invocation and local commands stay harness text', () => {
+      const parent = sessionOf('spotter-subagent-progress.jsonl', sProgress);
+      const users = parent.messages.filter((m) => m.role === 'user');
+      const text = (m: Message) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+      // `/handgemacht:create-beads <args>` is logged as its invocation, then (isMeta) the prompt it expands to.
+      const invocation = users.find((m) => text(m).includes('<command-name>/handgemacht:create-beads'));
+      const expansion = users.find((m) => text(m).startsWith('Create beads (epic + tasks + dependencies)'));
+      expect(invocation?.injected).toBe(true);
+      expect(expansion?.injected).toBeUndefined();
+      expect(text(expansion as Message)).toContain(
+        '**Arguments**: websearch to learn how to fastest setup credo',
+      );
+      // It is the first thing the user asked: the session's first real user message, and its first turn's prompt.
+      expect(users.find((m) => !m.injected)).toBe(expansion);
+      // A local command (`/mcp`) and its output are not requests to the model.
+      const tools = sessionOf('spotter-tool-heavy.jsonl', 'd6e0bada-1959-4eec-a9d2-0bfade768d8f');
+      const local = tools.messages.filter(
+        (m) => m.role === 'user' && /<command-name>\/mcp|local-command/.test(text(m)),
+      );
+      expect(local.length).toBeGreaterThan(0);
+      for (const message of local) expect(message.injected).toBe(true);
+    });
+
     it('the mirror-only sub-agent of spotter-subagent-progress is its own child session, spawned by the Task call', () => {
       const file = 'spotter-subagent-progress.jsonl';
       const parent = sessionOf(file, sProgress);
