@@ -120,12 +120,14 @@ function ingestFile(
   }
   const known = files.get(file);
   if (known) {
-    const print = fingerprint(
-      adapters.find((adapter) => adapter.agent === known.agent),
-      file,
-      stat,
-    );
-    if (known.size === print.size && known.mtime_ms === print.mtimeMs && known.inode === print.ino) {
+    const reader = adapters.find((adapter) => adapter.agent === known.agent);
+    const print = fingerprint(reader, file, stat);
+    if (
+      known.size === print.size &&
+      known.mtime_ms === print.mtimeMs &&
+      known.inode === print.ino &&
+      known.parser === reader?.version
+    ) {
       summary.files.unchanged++;
       return false;
     }
@@ -181,6 +183,7 @@ function ingestFile(
         mtime_ms: print.mtimeMs,
         inode: print.ino,
         parsed_bytes: parsed.parsedBytes,
+        parser: adapter.version,
       });
     })();
   } catch (error) {

@@ -51,6 +51,11 @@ export interface Fingerprint {
 export interface SourceAdapter {
   agent: AgentId;
   /**
+   * Bumped whenever what the reader makes of the same bytes changes (a flag, a field, a fix): files read by
+   * another version are read again on the next ingest, so a store follows its reader without being rebuilt.
+   */
+  version: string;
+  /**
    * Is this file one unit of this format (a transcript, a database, a session's entry file in a storage
    * tree)? Cheap: looks at the path first and at most the first bytes.
    */

@@ -9,6 +9,8 @@ export interface SourceFileRow {
   mtime_ms: number;
   inode: number;
   parsed_bytes: number;
+  /** The reader's version (SourceAdapter.version) that read it; '' before versions were kept. */
+  parser: string;
 }
 
 export class SourceFiles {
@@ -25,10 +27,10 @@ export class SourceFiles {
 
   put(row: SourceFileRow): void {
     this.sql(
-      `INSERT INTO source_files (path, agent, size, mtime_ms, inode, parsed_bytes, ingested_at)
-         VALUES (@path, @agent, @size, @mtime_ms, @inode, @parsed_bytes, @ingested_at)
+      `INSERT INTO source_files (path, agent, size, mtime_ms, inode, parsed_bytes, parser, ingested_at)
+         VALUES (@path, @agent, @size, @mtime_ms, @inode, @parsed_bytes, @parser, @ingested_at)
          ON CONFLICT (path) DO UPDATE SET agent=excluded.agent, size=excluded.size, mtime_ms=excluded.mtime_ms,
-           inode=excluded.inode, parsed_bytes=excluded.parsed_bytes,
+           inode=excluded.inode, parsed_bytes=excluded.parsed_bytes, parser=excluded.parser,
            ingested_at=excluded.ingested_at`,
     ).run({ ...row, ingested_at: new Date().toISOString() });
   }

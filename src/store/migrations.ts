@@ -180,4 +180,11 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE runs ADD COLUMN driver TEXT NOT NULL DEFAULT 'builtin';
     `,
   },
+  {
+    name: 'm006_source_parser',
+    sql: `
+      -- Which version of the agent's reader read each file: another version reads it again.
+      ALTER TABLE source_files ADD COLUMN parser TEXT NOT NULL DEFAULT '';
+    `,
+  },
 ];

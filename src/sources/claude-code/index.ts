@@ -66,6 +66,8 @@ function parseFile(file: string): FileResult {
 
 export const claudeCode: SourceAdapter = {
   agent: 'claude-code',
+  // 2: a slash command's expanded prompt is the user's request
+  version: '2',
   detect,
   defaultRoots: () => claudeRoots(),
   parseFile,

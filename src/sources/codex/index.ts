@@ -50,6 +50,7 @@ function parseFile(file: string): FileResult {
 
 export const codex: SourceAdapter = {
   agent: 'codex',
+  version: '1',
   detect,
   defaultRoots: () => codexRoots(),
   parseFile,

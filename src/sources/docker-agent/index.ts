@@ -126,6 +126,7 @@ function fingerprint(file: string, stat: Stats): Fingerprint {
 
 export const dockerAgent: SourceAdapter = {
   agent: 'docker-agent',
+  version: '1',
   detect,
   defaultRoots: () => dockerAgentStores(),
   parseFile,

@@ -80,6 +80,8 @@ function parseFile(file: string): FileResult {
 
 export const opencode: SourceAdapter = {
   agent: 'opencode',
+  // 2: tool results keep their title and metadata
+  version: '2',
   detect,
   defaultRoots: () => opencodeRoots(),
   parseFile,
