@@ -330,6 +330,36 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     }
   }, 120_000);
 
+  it('a model endpoint that refuses: the turn fails with its error, said on stderr and stored; exit 1', async () => {
+    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
+    const ws = workspace('ws-refused');
+    const out = join(dir.path, 'refused.jsonl');
+    try {
+      // 400 is not retried (opencode retries 429 and 5xx with its own backoff, then fails the same way).
+      server.push({ error: { status: 400, message: 'scripted: context length exceeded' } });
+      const result = await run([...scripted(server, ws, out), '--json']);
+      expect(result.exitCode).toBe(1);
+      expect(result.stderr).toMatch(/turn 1 failed: HTTP 400: .*scripted: context length exceeded/);
+      const report = JSON.parse(result.stdout) as { id: string; turnsDone: number; turnsFailed: number };
+      expect(report).toMatchObject({ turnsDone: 0, turnsFailed: 1 });
+      const handle = openDb(db);
+      try {
+        const stored = handle
+          .prepare('SELECT turn, status, error FROM run_turns WHERE run_id = ?')
+          .all(report.id) as { turn: number; status: string; error: string }[];
+        expect(stored).toEqual([
+          { turn: 1, status: 'failed', error: expect.stringContaining('scripted: context length exceeded') },
+        ]);
+      } finally {
+        handle.close();
+      }
+      // Nothing half-written: no pair for a turn that never had an answer.
+      expect(existsSync(out) ? readFileSync(out, 'utf8') : '').toBe('');
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+
   it('killing the replay mid-run stops opencode, with nothing executed', async () => {
     const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
     const ws = workspace('ws-kill');

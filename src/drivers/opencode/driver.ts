@@ -432,6 +432,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
           error: why,
         });
         run.onTurn?.({ sessionId: session.id, turn: steps + 1, ok: false });
+        run.onNote?.(`${session.id.slice(0, 12)}: turn ${steps + 1} failed: ${why}`);
         result.status = 'failed';
         result.error = why;
         break;
