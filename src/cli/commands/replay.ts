@@ -5,6 +5,8 @@ import { type Command, Option } from 'commander';
 import { findOpencode, OpencodeNotFound } from '../../drivers/opencode/binary.js';
 import { OpencodeDriverError, replayOpencode, type Upstream } from '../../drivers/opencode/driver.js';
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
+import { builtinTools } from '../../drivers/opencode/plugin.js';
+import { offeredTools, ProbeError } from '../../drivers/opencode/probe.js';
 import { callKeys } from '../../replay/chat.js';
 import type { ShownSettings } from '../../replay/elide.js';
 import { replayForced, requestDigest } from '../../replay/engine.js';
@@ -329,7 +331,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
 
   const driver = stored.driver ?? 'builtin';
   // Everything that can be wrong with the opencode driver's setup is found before the run is created.
-  const opencode = driver === 'opencode' ? prepareOpencode(stored) : undefined;
+  const opencode = driver === 'opencode' ? await prepareOpencode(stored) : undefined;
 
   let systemPrompt: string | undefined;
   if (stored.systemPrompt) {
@@ -449,6 +451,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         onMiss: stored.onMiss ?? 'error',
         maxTurnsFactor: stored.maxTurns ?? 2,
         binary: opencode.binary,
+        tools: opencode.tools,
         ...(stored.workspace ? { workspace: stored.workspace } : {}),
         ...(stored.sandbox ? { sandbox: { readOnly: check.roots } } : {}),
         timeoutMs: stored.timeout * 1000,
@@ -555,14 +558,18 @@ function checkOpencodeOptions(options: ReplayOptions, modeGiven: boolean): void 
 }
 
 /** The binary, where its model calls go, and a sandbox check: all before the run is created. */
-function prepareOpencode(stored: StoredOptions): { binary: string; upstream: Upstream } {
+async function prepareOpencode(
+  stored: StoredOptions,
+): Promise<{ binary: string; upstream: Upstream; tools: string[] }> {
   let binary: string;
+  let version: string | undefined;
   try {
     const found = findOpencode(stored.opencodeBin);
     binary = found.path;
+    version = found.version;
     if (found.version !== opencodeVersion)
       warn(
-        `opencode ${found.version ?? '(unknown version)'} at ${found.path}: the overrides are written for ${opencodeVersion}; a built-in they do not know stops the run`,
+        `opencode ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${opencodeVersion}; its tools are found by asking it`,
       );
   } catch (error) {
     if (error instanceof OpencodeNotFound)
@@ -577,7 +584,23 @@ function prepareOpencode(stored: StoredOptions): { binary: string; upstream: Ups
       throw error;
     }
   }
-  return { binary, upstream: upstreamFor(stored) };
+  const upstream = upstreamFor(stored);
+  // Overridden: every tool this opencode offers this model (asked, not assumed), and on the version the plugin
+  // was verified with, the built-ins it filters by model or permission too, so none can appear unanswered.
+  let offered: Awaited<ReturnType<typeof offeredTools>>;
+  try {
+    offered = await offeredTools({
+      binary,
+      model: upstream.kind === 'recorded' ? 'recorded' : upstream.model,
+    });
+  } catch (error) {
+    if (error instanceof ProbeError)
+      throw new UserError(`cannot find the tools opencode offers: ${error.message}`, 'check --opencode-bin');
+    throw error;
+  }
+  if (!offered.cached) say(`${err.dim('opencode offers:')} ${offered.tools.join(', ')}`);
+  const tools = [...new Set([...offered.tools, ...(version === opencodeVersion ? builtinTools : [])])];
+  return { binary, upstream, tools };
 }
 
 /** `--model` for the opencode driver: the recorded turns, or an OpenAI-compatible endpoint. */

@@ -46,6 +46,8 @@ export interface OpencodeReplay {
   maxTurnsFactor: number;
   /** The opencode binary. */
   binary: string;
+  /** The tools to override: those this opencode offers (see probe.ts). Default: the plugin's pinned list. */
+  tools?: readonly string[];
   /** Run every session here instead of its recorded cwd. */
   workspace?: string;
   /** Run opencode under bubblewrap with these paths read-only (the workspace is added). */
@@ -353,6 +355,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
       model: modelId,
       answersUrl: answers.url,
       parentPid: process.pid,
+      ...(run.tools ? { plugin: { tools: run.tools } } : {}),
     });
 
     let opencodeSession: string | undefined;

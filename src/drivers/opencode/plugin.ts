@@ -8,11 +8,13 @@
 // plugin needs no installed package. environment.ts still makes opencode's own dependency install a no-op.
 
 /**
- * The built-in tools of opencode 1.18.33 that get an override (from its `ToolRegistry`). opencode filters some
+ * The built-in tools of opencode 1.18.33 (from its `ToolRegistry`). The driver overrides what opencode is found
+ * to offer (probe.ts) and, on this version, these too. opencode filters some
  * by id — `edit`/`write` vs `apply_patch` by model, `websearch` by provider, `question` by permission — and the
  * same filter drops our override of that id, so overriding them all adds no tool. `lsp` and `plan_exit` exist
  * only behind experimental flags and are NOT listed: an override of an absent built-in would be offered as an
- * extra tool; if a flag brings them in, the definition hook fails the run instead.
+ * extra tool; if a flag brings them in, the probe finds them offered and they are overridden too (and a tool
+ * offered that is in neither list still fails the run in the definition hook).
  */
 export const builtinTools = [
   'question',

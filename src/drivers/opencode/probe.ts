@@ -1,0 +1,136 @@
+// Which tools this opencode offers its model, found by asking it rather than from a list written here: a plain
+// opencode run (no plugin) in a private environment sends its first agent step to a loopback endpoint of ours,
+// which reads the names in `tools` and refuses the step. The override plugin then covers exactly those, for any
+// opencode version. The answer is cached per binary and model: the probe costs one opencode start-up (~5 s).
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { prepareEnvironment } from './environment.js';
+
+export class ProbeError extends Error {}
+
+export interface ProbeOptions {
+  binary: string;
+  /** The model id the run will use: opencode offers some tools by model (edit/write or apply_patch). */
+  model: string;
+  /** Where the answers are kept; default `$XDG_CACHE_HOME/replay-history/opencode-tools.json`. */
+  cacheFile?: string;
+  timeoutMs?: number;
+}
+
+export interface Probed {
+  tools: string[];
+  /** Taken from the cache (no opencode was started). */
+  cached: boolean;
+}
+
+function defaultCacheFile(): string {
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'replay-history', 'opencode-tools.json');
+}
+
+function readCache(file: string): Record<string, string[]> {
+  try {
+    const value = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    return value && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, string[]>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The tools opencode offers the model `model`, by name, sorted. */
+export async function offeredTools(options: ProbeOptions): Promise<Probed> {
+  const stat = statSync(options.binary);
+  // A rebuilt or replaced binary has another size or mtime: probed again.
+  const key = [options.binary, stat.size, Math.round(stat.mtimeMs), options.model].join('\0');
+  const cacheFile = options.cacheFile ?? defaultCacheFile();
+  const known = readCache(cacheFile)[key];
+  if (Array.isArray(known) && known.length > 0) return { tools: known, cached: true };
+
+  const tools = await probe(options);
+  const cache = readCache(cacheFile);
+  cache[key] = tools;
+  try {
+    mkdirSync(join(cacheFile, '..'), { recursive: true });
+    const temp = `${cacheFile}.${process.pid}.tmp`;
+    writeFileSync(temp, `${JSON.stringify(cache, null, 2)}\n`);
+    renameSync(temp, cacheFile);
+  } catch {
+    // A cache that cannot be written costs a probe next time, nothing more.
+  }
+  return { tools, cached: false };
+}
+
+async function probe(options: ProbeOptions): Promise<string[]> {
+  let offered: string[] | undefined;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let body: { tools?: { function?: { name?: unknown } }[] } = {};
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
+      } catch {
+        // Not JSON: refused below like anything else.
+      }
+      const names = (body.tools ?? [])
+        .map((tool) => tool.function?.name)
+        .filter((name): name is string => typeof name === 'string');
+      // The first request with tools is the agent step; title generation has none.
+      if (names.length > 0) offered ??= names;
+      const text = JSON.stringify({
+        error: { message: 'replay-history: tool probe, nothing to answer', type: 'invalid_request_error' },
+      });
+      res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const workspace = mkdtempSync(join(tmpdir(), 'replay-probe-'));
+  const { port } = server.address() as AddressInfo;
+  const environment = prepareEnvironment({
+    workspace,
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    model: options.model,
+    plugin: false,
+  });
+  try {
+    const child = await execa(
+      options.binary,
+      ['run', '--format', 'json', '--model', `replay/${options.model}`],
+      {
+        cwd: workspace,
+        env: environment.env,
+        extendEnv: false,
+        input: 'Which tools do you have?',
+        reject: false,
+        timeout: options.timeoutMs ?? 120_000,
+        forceKillAfterDelay: 2_000,
+      },
+    );
+    if (!offered) {
+      const tail = String(child.stderr ?? '')
+        .trim()
+        .split('\n')
+        .slice(-5)
+        .join('\n');
+      throw new ProbeError(
+        `opencode never asked its model with tools (exit ${child.exitCode ?? child.signal})${tail ? `:\n${tail}` : ''}`,
+      );
+    }
+    return [...new Set(offered)].sort();
+  } finally {
+    environment.cleanup();
+    rmSync(workspace, { recursive: true, force: true });
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
