@@ -12,7 +12,7 @@ export function elisionMarker(earlierCallId: string): string {
 }
 
 /** What an agent left in place of an output it cleared from the context (opencode's pruning). */
-const clearedOutputs = new Set(['[Old tool result content cleared]']);
+export const clearedOutputs = new Set(['[Old tool result content cleared]']);
 
 /**
  * Outputs an agent cut before showing them: what the model saw was not the whole output. Claude Code cuts long
@@ -162,6 +162,16 @@ export class Elider {
     const key = callKey(name, input);
     this.calls.set(id, { name, key });
     return key;
+  }
+
+  /**
+   * The agent cleared the output of this call from what the model sees (opencode's pruning): a baseline set by
+   * it ends, since a marker must point at an output the model still has.
+   */
+  forgetCall(callId: string): void {
+    for (const [key, baseline] of this.baselines) {
+      if (baseline.callId === callId) this.baselines.delete(key);
+    }
   }
 
   /** Whether the latest result for these arguments was shown as a marker: asking again is a re-ask. */

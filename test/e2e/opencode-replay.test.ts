@@ -20,6 +20,7 @@ import { prepareEnvironment } from '../../src/drivers/opencode/environment.js';
 import { outputText } from '../../src/model/session.js';
 import { turns } from '../../src/model/turns.js';
 import { assistantMessage } from '../../src/replay/chat.js';
+import { elisionMarker } from '../../src/replay/elide.js';
 import { openDb } from '../../src/store/db.js';
 import { SessionStore } from '../../src/store/sessions.js';
 import { bin, root, run, tempDir } from '../helpers/cli.js';
@@ -325,6 +326,50 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
       expect(text.stdout).toContain('misses:');
       expect(text.stdout).toContain('bash {"command":"touch pwned"');
       expect(readPairs(out)).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+
+  it('--elide-repeats: a repeated identical read reaches opencode as the marker, and a re-ask is counted', async () => {
+    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
+    const ws = workspace('ws-elide');
+    const out = join(dir.path, 'elide.jsonl');
+    const read = { name: 'read', arguments: { filePath: '/tmp/ada/todo-api/src/todos.js' } };
+    try {
+      server.push(
+        { toolCalls: [{ ...read, id: 'r1' }] },
+        { toolCalls: [{ ...read, id: 'r2' }] },
+        // The model asks again for what it was shown as a marker: a re-ask.
+        { toolCalls: [{ ...read, id: 'r3' }] },
+        { text: 'The slice drops one item.' },
+        { text: 'Noted.' },
+        { text: 'Done.' },
+      );
+      const result = await run([...scripted(server, ws, out), '--elide-repeats', '--json']);
+      expect(result.exitCode).toBe(0);
+      const report = JSON.parse(result.stdout) as {
+        turnsDone: number;
+        misses: number;
+        elision: { resultsElided: number; reasks: number; bytesSaved: number };
+      };
+      expect(report).toMatchObject({ turnsDone: 6, misses: 0 });
+      // What opencode's model was shown: the recorded file once, then the marker pointing at that call.
+      const requests = stepRequests(server);
+      const toolMessages = (index: number) =>
+        (requests[index]?.body?.messages ?? [])
+          .filter((m) => m.role === 'tool')
+          .map((m) => contentText(m.content));
+      const recordedRead = results.find((r) =>
+        r.output.includes('<path>/tmp/ada/todo-api/src/todos.js</path>'),
+      );
+      expect(toolMessages(1)).toEqual([recordedRead?.output]);
+      expect(toolMessages(2)).toEqual([recordedRead?.output, elisionMarker('r1')]);
+      expect(toolMessages(3)).toEqual([recordedRead?.output, elisionMarker('r1'), elisionMarker('r1')]);
+      // Per request, markers in its context: 1 (step 3) + 2 (step 4) + 2 (steps 5 and 6 each) = 7; one re-ask.
+      expect(report.elision.resultsElided).toBe(7);
+      expect(report.elision.reasks).toBe(1);
+      expect(report.elision.bytesSaved).toBeGreaterThan(0);
     } finally {
       await server.close();
     }

@@ -865,6 +865,27 @@ describe('Elider over a live context (free mode)', () => {
     elider.call('f5', 'Read', { file_path: path });
     expect(elider.result(result('f5', 'Read', text(600, 'changed'))).fate.fate).toBe('shown');
   });
+  it('forgets a baseline whose output the agent cleared (opencode pruning), and only that one', () => {
+    const elider = new Elider(claude);
+    elider.call('a1', 'Read', { file_path: path });
+    elider.result(result('a1', 'Read', file));
+    elider.call('b1', 'Read', { file_path: `${path}.other` });
+    elider.result(result('b1', 'Read', text(600, 'other')));
+    // a1's output is no longer in the context: a repeat of it must be shown whole, not pointed at a1.
+    elider.forgetCall('a1');
+    elider.call('a2', 'Read', { file_path: path });
+    const again = elider.result(result('a2', 'Read', file));
+    expect(again.fate.fate).toBe('shown');
+    // a2 is the new baseline; b1 was untouched.
+    elider.call('a3', 'Read', { file_path: path });
+    expect(elider.result(result('a3', 'Read', file)).shown.output).toBe(elisionMarker('a2'));
+    elider.call('b2', 'Read', { file_path: `${path}.other` });
+    expect(elider.result(result('b2', 'Read', text(600, 'other'))).shown.output).toBe(elisionMarker('b1'));
+    // Forgetting a call that set no baseline changes nothing.
+    elider.forgetCall('nope');
+    elider.call('a4', 'Read', { file_path: path });
+    expect(elider.result(result('a4', 'Read', file)).shown.output).toBe(elisionMarker('a2'));
+  });
 });
 
 describe('stats --elision figures', () => {

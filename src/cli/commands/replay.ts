@@ -452,6 +452,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         maxTurnsFactor: stored.maxTurns ?? 2,
         binary: opencode.binary,
         tools: opencode.tools,
+        ...(stored.shown ? { shown: stored.shown } : {}),
         ...(stored.workspace ? { workspace: stored.workspace } : {}),
         ...(stored.sandbox ? { sandbox: { readOnly: check.roots } } : {}),
         timeoutMs: stored.timeout * 1000,
@@ -542,8 +543,6 @@ function checkOpencodeOptions(options: ReplayOptions, modeGiven: boolean): void 
   if (modeGiven && options.mode === 'forced')
     throw new UserError('--agent opencode replays in free mode: opencode drives each session itself');
   const unsupported: [unknown, string, string][] = [
-    [options.elideRepeats, '--elide-repeats', 'opencode keeps its own context'],
-    [options.maxResultBytes, '--max-result-bytes', 'opencode cuts long results itself'],
     [options.systemPrompt, '--system-prompt', 'opencode writes its own system prompt'],
   ];
   for (const [given, name, why] of unsupported) {

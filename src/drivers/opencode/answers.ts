@@ -35,7 +35,8 @@ export interface Asked {
 
 /** `ShortCircuit` fits; tests may pass anything with the same `answer`. */
 export interface AnswerSource {
-  answer(name: string, input: unknown): Answer;
+  /** `call` is opencode's id of the call (what the model sees), when the plugin sent one. */
+  answer(name: string, input: unknown, call?: { id: string | null }): Answer;
 }
 
 export interface AnswerServerOptions {
@@ -100,7 +101,7 @@ export async function startAnswerServer(
       send(res, 400, { error: 'expected {tool, args, callID, sessionID}' });
       return;
     }
-    const answer = source.answer(request.tool, request.args);
+    const answer = source.answer(request.tool, request.args, { id: request.callID });
     const reply = replyFor(request, answer, options);
     asked.push({ request, reply, answer, ms: performance.now() - started });
     send(res, 200, reply);

@@ -5,10 +5,18 @@
 // previous `opencode run` has exited and the proxy has delivered its last answer.
 import { existsSync, statSync } from 'node:fs';
 import { execa } from 'execa';
-import type { Message, Part } from '../../model/session.js';
+import type { Message, Part, ToolResult } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
 import { isReadOnly, toolDefaults } from '../../replay/catalogue/index.js';
 import { assistantMessage, type ChatMessage, type ChatToolCall } from '../../replay/chat.js';
+import {
+  callKey,
+  clearedOutputs,
+  Elider,
+  elideOptions,
+  type ShownSettings,
+  savings,
+} from '../../replay/elide.js';
 import { matching, requestDigest } from '../../replay/engine.js';
 import { compareCalls } from '../../replay/match.js';
 import type { PairsWriter } from '../../replay/pairs.js';
@@ -54,6 +62,8 @@ export interface OpencodeReplay {
   sandbox?: { readOnly: string[]; bwrap?: string };
   /** Per model call, ms. */
   timeoutMs: number;
+  /** --elide-repeats / --max-result-bytes, applied to the results handed to opencode. */
+  shown?: ShownSettings;
   onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
   /** Something a user should know (a session skipped, opencode's own error output). */
   onNote?: (text: string) => void;
@@ -231,16 +241,44 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
   let stopped: string | undefined;
   let lastError: string | undefined;
 
+  // --elide-repeats / --max-result-bytes: applied to each result as it is handed to opencode, which is what its
+  // model is then shown. Keyed by the recorded call (read-only per the session's agent), marked with opencode's
+  // call id (the one the model sees).
+  const shownOptions = elideOptions(session.agent, run.shown);
+  const elider = shownOptions ? new Elider(shownOptions) : undefined;
+  const totals = { elided: 0, cut: 0, bytesSaved: 0 };
+  const show = (callId: string, name: string, result: ToolResult): ToolResult => {
+    if (!elider) return result;
+    const { shown, fate } = elider.result({ ...result, callId, name });
+    const saved = savings([fate]);
+    totals.elided += saved.elided;
+    totals.cut += saved.truncated;
+    totals.bytesSaved += saved.bytesSaved;
+    return shown;
+  };
+  let anonymous = 0;
+
   const source: AnswerSource = {
-    answer(tool: string, args: unknown): Answer {
+    answer(tool: string, args: unknown, call?: { id: string | null }): Answer {
+      const callId = call?.id ?? `replay-call-${++anonymous}`;
       const candidates = recordedNames(session.agent, tool, rebase(args, workspace, recordedCwd));
       let answer: Answer | undefined;
       for (const candidate of candidates) {
         const tried = circuit.answer(candidate.name, candidate.input);
-        if (tried.kind === 'hit') return tried;
+        if (tried.kind === 'hit') {
+          if (!elider) return tried;
+          elider.call(callId, candidate.name, candidate.input);
+          return { ...tried, result: show(callId, candidate.name, tried.result) };
+        }
         answer ??= tried;
       }
       const miss: Answer = answer ?? { kind: 'miss', nearest: [] };
+      // A miss is an error result to the model: it ends the baseline of what it asked for.
+      const first = candidates[0];
+      if (elider && first) {
+        elider.call(callId, first.name, first.input);
+        show(callId, first.name, { type: 'tool_result', callId, output: '', isError: true });
+      }
       if (miss.kind === 'miss') {
         run.runs.saveMiss(run.runId, {
           sessionId: session.id,
@@ -257,7 +295,16 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
   };
 
   const onExchange = (exchange: Exchange): void => {
+    // opencode compacted: its model no longer sees any earlier result, so none may be pointed at.
+    if (exchange.kind === 'summary' && !exchange.error) elider?.reset();
     if (exchange.kind !== 'step' || exchange.refused) return;
+    // opencode clears old outputs on its own ("pruning"): an output no longer shown ends its baseline.
+    if (elider) {
+      for (const message of exchange.request.messages) {
+        if (message.role === 'tool' && clearedOutputs.has(message.content))
+          elider.forgetCall(message.tool_call_id);
+      }
+    }
     if (exchange.error !== undefined || !exchange.message) {
       if (!(run.upstream.kind === 'recorded' && exchange.error?.includes(exhaustedMessage)))
         lastError = exchange.error ?? 'no answer';
@@ -271,6 +318,16 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
     const made = (exchange.message.tool_calls ?? []).map((call) =>
       asRecorded(session.agent, call, workspace, recordedCwd),
     );
+    // Calls asking again for what the model was shown as a marker (before they are answered).
+    const reasked = elider
+      ? made.filter((call) => {
+          try {
+            return elider.elided(callKey(call.function.name, JSON.parse(call.function.arguments)));
+          } catch {
+            return false;
+          }
+        }).length
+      : 0;
     const match = compareCalls(made, original?.tool_calls ?? [], matching(session));
     const pair = pairFromExchange(exchange, {
       run: run.runId,
@@ -295,6 +352,11 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
       promptTokens: pair.usage.prompt_tokens,
       completionTokens: pair.usage.completion_tokens,
       latencyMs: pair.latency_ms,
+      // Figures of what opencode's model had been shown when it asked (as the builtin driver counts them).
+      resultsElided: totals.elided,
+      resultsCut: totals.cut,
+      bytesSaved: totals.bytesSaved,
+      reasks: reasked,
     });
     run.onTurn?.({ sessionId: session.id, turn, ok: true });
   };
