@@ -203,9 +203,10 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
       expect(snapshot(ws)).toEqual(before);
       expect(existsSync(join(ws, 'debug.log'))).toBe(true);
 
-      // One pair per agent step, in order; the title call is not one.
+      // One pair per agent step, in order. The session is given its recorded title, so opencode asks for none.
       const pairs = readPairs(out);
       const requests = stepRequests(server);
+      expect(server.chatRequests().filter((r) => r.body && isTitle(r.body))).toEqual([]);
       expect(requests).toHaveLength(asked);
       expect(pairs.map((p) => p.turn)).toEqual(Array.from({ length: asked }, (_, i) => i + 1));
       expect(new Set(pairs.map((p) => `${p.agent} ${p.mode} ${p.model} ${p.session}`))).toEqual(

@@ -428,6 +428,8 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
       const refusedBefore = recorded?.exhausted() ?? 0;
       const args = ['run', '--format', 'json', '--model', `replay/${modelId}`];
       if (opencodeSession) args.push('--session', opencodeSession);
+      // The recorded title: opencode then has no title to ask the model for (a call the user would pay for).
+      else if (session.title) args.push('--title', session.title);
       const argv = run.sandbox
         ? sandboxed([run.binary, ...args], {
             readOnly: [...new Set([workspace, ...run.sandbox.readOnly])],
