@@ -524,6 +524,83 @@ describe('replay --agent opencode on a Claude Code session (tools mapped)', () =
   }, 180_000);
 });
 
+describe('replay --agent opencode with an image in the prompt', () => {
+  it('passes the screenshot to opencode as a file, and its model is shown it', async () => {
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const ws = workspace('ws-image');
+    const before = snapshot(ws);
+    const id = '3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
+    const file = join(dir.path, 'image-project', `${id}.jsonl`);
+    mkdirSync(join(dir.path, 'image-project'), { recursive: true });
+    const base = { sessionId: id, cwd: ws, version: '2.1.38', userType: 'external', isSidechain: false };
+    writeFileSync(
+      file,
+      [
+        {
+          ...base,
+          type: 'user',
+          uuid: 'u1',
+          parentUuid: null,
+          timestamp: '2026-01-01T10:00:00.000Z',
+          message: {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is wrong in this screenshot?' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+            ],
+          },
+        },
+        {
+          ...base,
+          type: 'assistant',
+          uuid: 'a1',
+          parentUuid: 'u1',
+          timestamp: '2026-01-01T10:00:01.000Z',
+          message: {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-sonnet-4-5',
+            content: [{ type: 'text', text: 'The button label has a typo.' }],
+            usage: { input_tokens: 10, output_tokens: 8 },
+          },
+        },
+      ]
+        .map((line) => `${JSON.stringify(line)}\n`)
+        .join(''),
+    );
+    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
+    try {
+      server.push({ text: 'The label is misspelled.' });
+      const result = await run([
+        'replay',
+        file,
+        '--db',
+        join(dir.path, 'image.db'),
+        '--agent',
+        'opencode',
+        '--model',
+        'openai:scripted',
+        '--base-url',
+        server.baseURL,
+        '--out',
+        join(dir.path, 'image.jsonl'),
+        '--json',
+      ]);
+      expect(result.exitCode).toBe(0);
+      const [step] = stepRequests(server);
+      const user = step?.body?.messages?.find((m) => m.role === 'user');
+      expect(contentText(user?.content)).toContain('What is wrong in this screenshot?');
+      expect(JSON.stringify(user?.content)).toContain(png);
+      // The attachment went into replay-history's private tree, not the workspace.
+      expect(snapshot(ws)).toEqual(before);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
+
 /** An opencode that first writes into its workspace: something other than a tool, which the checker must catch. */
 function intruder(): string {
   const path = join(dir.path, 'opencode-intruder');

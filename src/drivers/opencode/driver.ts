@@ -3,7 +3,8 @@
 // go through our recording proxy (proxy.ts) to the real model, or to the session's own recorded turns
 // (recorded.ts), and each agent step becomes a pair. Later user messages go in with `--session <id>` once the
 // previous `opencode run` has exited and the proxy has delivered its last answer.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Message, Part, ToolResult } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
@@ -92,6 +93,8 @@ export class OpencodeDriverError extends Error {}
 export interface Prompt {
   text: string;
   turns: number[];
+  /** Images the person attached (screenshots), passed to opencode as files. */
+  images?: { mediaType: string; data: string }[];
 }
 
 function textOf(message: Message): string {
@@ -109,16 +112,25 @@ function textOf(message: Message): string {
  * after it, however many steps the model took before.
  */
 export function promptsOf(messages: readonly Message[], own: number, recorded: readonly Turn[]): Prompt[] {
-  const prompts: { at: number; text: string; turns: number[] }[] = [];
+  const prompts: (Prompt & { at: number })[] = [];
   let open = false;
   for (let i = own; i < messages.length; i++) {
     const message = messages[i] as Message;
     if (message.role === 'user' && !message.injected && !message.compaction) {
       const text = textOf(message);
-      if (text.trim().length === 0) continue;
+      const images = message.parts.flatMap((part) =>
+        part.type === 'image' ? [{ mediaType: part.mediaType, data: part.data }] : [],
+      );
       const last = prompts.at(-1);
-      if (open && last) last.text = `${last.text}\n\n${text}`;
-      else prompts.push({ at: i, text, turns: [] });
+      // An image sent alone joins the prompt it follows; `opencode run` needs text to start one.
+      if (text.trim().length === 0) {
+        if (open && last && images.length > 0) last.images = [...(last.images ?? []), ...images];
+        continue;
+      }
+      if (open && last) {
+        last.text = `${last.text}\n\n${text}`;
+        if (images.length > 0) last.images = [...(last.images ?? []), ...images];
+      } else prompts.push({ at: i, text, turns: [], ...(images.length > 0 ? { images } : {}) });
       open = true;
     } else if (message.role === 'assistant') open = false;
   }
@@ -126,7 +138,7 @@ export function promptsOf(messages: readonly Message[], own: number, recorded: r
     const owner = prompts.findLast((prompt) => prompt.at < turn.messageIndex) ?? prompts[0];
     owner?.turns.push(position);
   }
-  return prompts.map(({ text, turns }) => ({ text, turns }));
+  return prompts.map(({ at: _, ...prompt }) => prompt);
 }
 
 /** String arguments under `from` rewritten under `to` (a workspace that is not where the session was recorded). */
@@ -427,6 +439,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
       served = 0;
       const refusedBefore = recorded?.exhausted() ?? 0;
       const args = ['run', '--format', 'json', '--model', `replay/${modelId}`];
+      for (const file of attach(environment.root, index, prompt.images ?? [])) args.push('--file', file);
       if (opencodeSession) args.push('--session', opencodeSession);
       // The recorded title: opencode then has no title to ask the model for (a call the user would pay for).
       else if (session.title) args.push('--title', session.title);
@@ -520,6 +533,29 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
     await recorded?.close();
     environment?.cleanup();
   }
+}
+
+const extensions: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
+
+/** Writes a prompt's images into the private tree (never the workspace), for `opencode run --file`. */
+function attach(
+  root: string,
+  prompt: number,
+  images: readonly { mediaType: string; data: string }[],
+): string[] {
+  if (images.length === 0) return [];
+  const dir = join(root, 'attachments');
+  mkdirSync(dir, { recursive: true });
+  return images.map((image, index) => {
+    const path = join(dir, `prompt-${prompt + 1}-${index + 1}.${extensions[image.mediaType] ?? 'bin'}`);
+    writeFileSync(path, Buffer.from(image.data, 'base64'));
+    return path;
+  });
 }
 
 function parseEvents(stdout: string): { type?: string; sessionID?: unknown; [key: string]: unknown }[] {

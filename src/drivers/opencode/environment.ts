@@ -125,7 +125,16 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
           npm: '@ai-sdk/openai-compatible',
           name: 'Replay',
           options: { baseURL: options.baseURL, apiKey: options.apiKey ?? 'sk-replay' },
-          models: { [model]: { name: model, tool_call: true } },
+          // Images are offered as the builtin driver offers them: a screenshot in a prompt reaches the model (a
+          // model that cannot take one says so), rather than opencode telling it that it cannot see images.
+          models: {
+            [model]: {
+              name: model,
+              tool_call: true,
+              attachment: true,
+              modalities: { input: ['text', 'image'], output: ['text'] },
+            },
+          },
         },
       },
       // Title generation goes to the small model: same endpoint, so the proxy sees (and tags) it.

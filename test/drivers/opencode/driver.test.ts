@@ -336,7 +336,23 @@ describe('promptsOf', () => {
       said('Anything else?'),
     ];
     expect(promptsOf(session, 0, [...turns(session)])).toEqual([
-      { text: 'Look at this\nscreenshot', turns: [0, 1] },
+      {
+        text: 'Look at this\nscreenshot',
+        turns: [0, 1],
+        // Its image goes to opencode as a file; the one sent alone after an answer has no text to go with.
+        images: [{ mediaType: 'image/png', data: 'AAAA' }],
+      },
+    ]);
+  });
+
+  it('gives an image sent right after a typed message to that prompt', () => {
+    const session: Message[] = [
+      user('What is wrong here?'),
+      { role: 'user', parts: [{ type: 'image', mediaType: 'image/jpeg', data: 'CCCC' }], source: at() },
+      said('A typo.'),
+    ];
+    expect(promptsOf(session, 0, [...turns(session)])).toEqual([
+      { text: 'What is wrong here?', turns: [0], images: [{ mediaType: 'image/jpeg', data: 'CCCC' }] },
     ]);
   });
 
