@@ -572,7 +572,11 @@ function render(report) {
     ['floor on this machine', 'median (min–max)', 'peak RSS (MiB)'],
     ["node start-up (node -e '') (s)", range(f.nodeStartupMs, s2), ''],
     ['opencode --version, spawned directly (s)', range(f.version.ms, s2), mib(f.version.peakRssKiB)],
-    ['  the same probe inside each opencode replay (s)', range(o.versionProbeMs, s2), ''],
+    // The replay no longer runs `opencode --version` itself (it reads the pinned package's version): a row only
+    // when some binary still needed the probe.
+    ...(o.versionProbeMs.each.length > 0
+      ? [['  the same probe inside each opencode replay (s)', range(o.versionProbeMs, s2), '']]
+      : []),
     [
       'one-prompt replay, request refused: replay process (s)',
       range(f.baseline.ms, s2),
