@@ -524,6 +524,56 @@ describe('replay --agent opencode on a Claude Code session (tools mapped)', () =
   }, 180_000);
 });
 
+const gitWorks = spawnSync('git', ['--version']).status === 0;
+
+describe.runIf(gitWorks)('replay --agent opencode in a git repository', () => {
+  it("leaves the repository alone: opencode's project-id write lands in a private view of .git", async () => {
+    const ws = workspace('ws-git');
+    const git = (...args: string[]) => {
+      const done = spawnSync('git', [
+        '-C',
+        ws,
+        '-c',
+        'user.email=ada@example.com',
+        '-c',
+        'user.name=Ada',
+        ...args,
+      ]);
+      expect(done.status).toBe(0);
+    };
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-qm', 'init');
+    // A user who ran opencode here before has its cache file: opencode rewrites it on every run.
+    writeFileSync(join(ws, '.git', 'opencode'), 'previous-id');
+    const before = snapshot(ws);
+    const out = join(dir.path, 'git.jsonl');
+    // The recorded model: no server needed.
+    const result = await run([
+      'replay',
+      mainId,
+      '--db',
+      db,
+      '--agent',
+      'opencode',
+      '--workspace',
+      ws,
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(result.exitCode).toBe(0);
+    const report = JSON.parse(result.stdout) as { turnsDone: number; sideEffects: { changes: unknown[] } };
+    expect(report.turnsDone).toBe(12);
+    expect(report.sideEffects.changes).toEqual([]);
+    // Every file under the workspace, .git included, as it was.
+    expect(snapshot(ws)).toEqual(before);
+    // opencode still knows it is in a git repository: the prompt says so, as it would for the user.
+    const [first] = readPairs(out);
+    expect(String(first?.messages[0]?.content)).toContain('Is directory a git repo: yes');
+  }, 120_000);
+});
+
 describe('replay --agent opencode with an image in the prompt', () => {
   it('passes the screenshot to opencode as a file, and its model is shown it', async () => {
     const png =

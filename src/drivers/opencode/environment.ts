@@ -2,7 +2,17 @@
 // all under one temporary directory, so the user's own opencode config, sessions and credentials are neither
 // read nor written, and nothing lands in the workspace. Everything is prepared before the run: opencode's
 // dependency install finds its work done and does not go to the network.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alive } from '../../verify/check.js';
@@ -98,6 +108,40 @@ export function sweepStale(parent = tmpdir()): string[] {
   return removed;
 }
 
+/**
+ * opencode writes its project id into the repository (`<git common dir>/opencode`) on every run in a git
+ * workspace. Git takes the files shared by worktrees from `$GIT_COMMON_DIR` when it is set, so opencode gets a
+ * private view of that directory: a symlink to each of its entries (objects, refs, config: read as they are),
+ * and a copy of an existing `opencode` file, so the write lands here and the repository is untouched. Snapshots
+ * (the git work that would write through the view) are off in the config.
+ */
+function withoutGit(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  // The user's own GIT_DIR/GIT_COMMON_DIR/GIT_WORK_TREE would point git elsewhere than the workspace.
+  for (const name of ['GIT_DIR', 'GIT_COMMON_DIR', 'GIT_WORK_TREE']) delete out[name];
+  return out;
+}
+
+function gitView(workspace: string, root: string): string | undefined {
+  const probe = spawnSync(
+    'git',
+    ['-C', workspace, 'rev-parse', '--path-format=absolute', '--git-common-dir'],
+    {
+      encoding: 'utf8',
+      env: withoutGit(process.env),
+    },
+  );
+  const common = probe.status === 0 ? probe.stdout.trim() : '';
+  if (!common) return undefined;
+  const view = join(root, 'git-common');
+  mkdirSync(view);
+  for (const name of readdirSync(common)) {
+    if (name === 'opencode') copyFileSync(join(common, name), join(view, name));
+    else symlinkSync(join(common, name), join(view, name));
+  }
+  return view;
+}
+
 export function prepareEnvironment(options: EnvironmentOptions): Environment {
   const parent = options.parent ?? tmpdir();
   sweepStale(parent);
@@ -142,6 +186,8 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
       small_model: `replay/${model}`,
       autoupdate: false,
       share: 'disabled',
+      // Snapshots are git work over the whole workspace after every step (for /undo): nothing a replay needs.
+      snapshot: false,
       ...options.config,
     };
     writeFileSync(join(configDir, 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`);
@@ -154,6 +200,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
     }
 
     const dbPath = join(root, 'opencode.db');
+    const gitCommon = gitView(options.workspace, root);
     const path = [...(options.pathPrefix ?? []), process.env.PATH ?? '/usr/bin:/bin'].join(':');
     const env: Record<string, string> = {
       PATH: path,
@@ -170,6 +217,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
       OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
       OPENCODE_DISABLE_CLAUDE_CODE: '1',
       NO_COLOR: '1',
+      ...(gitCommon ? { GIT_COMMON_DIR: gitCommon } : {}),
       ...(options.answersUrl ? { [answersUrlEnv]: options.answersUrl } : {}),
       ...(options.parentPid ? { [parentPidEnv]: String(options.parentPid) } : {}),
     };
