@@ -574,6 +574,60 @@ describe.runIf(gitWorks)('replay --agent opencode in a git repository', () => {
   }, 120_000);
 });
 
+describe("replay --agent opencode with the project's AGENTS.md", () => {
+  it('gives opencode the system prompt the user gets: project instructions in, project config still off', async () => {
+    const ws = workspace('ws-agents');
+    writeFileSync(join(ws, 'AGENTS.md'), '# Rules\n\nAlways run the tests before saying done.\n');
+    const out = join(dir.path, 'agents.jsonl');
+    const result = await run([
+      'replay',
+      mainId,
+      '--db',
+      db,
+      '--agent',
+      'opencode',
+      '--workspace',
+      ws,
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode).toBe(0);
+    const [first] = readPairs(out);
+    const system = first?.messages.filter((m) => m.role === 'system').map((m) => m.content);
+    expect(JSON.stringify(system)).toContain('Always run the tests before saying done.');
+
+    // The user's own opencode, project config on, in the same directory: the same system prompt.
+    const server = await startModelServer({ models: ['recorded'], responders: [titleResponder] });
+    const plain = prepareEnvironment({
+      workspace: ws,
+      baseURL: server.baseURL,
+      model: 'recorded',
+      plugin: false,
+    });
+    try {
+      server.push({ text: 'hello' });
+      const { OPENCODE_DISABLE_PROJECT_CONFIG: _, ...own } = plain.env;
+      const child = await execa(opencodeBinary(), ['run', '--format', 'json', '--model', 'replay/recorded'], {
+        cwd: ws,
+        env: own,
+        extendEnv: false,
+        input: prompts.fix,
+        reject: false,
+        timeout: 90_000,
+        forceKillAfterDelay: 2_000,
+      });
+      expect(child.exitCode).toBe(0);
+      const theirs = stepRequests(server)[0]
+        ?.body?.messages?.filter((m) => m.role === 'system')
+        .map((m) => m.content);
+      expect(system).toEqual(theirs);
+    } finally {
+      plain.cleanup();
+      await server.close();
+    }
+  }, 180_000);
+});
+
 describe('replay --agent opencode with an image in the prompt', () => {
   it('passes the screenshot to opencode as a file, and its model is shown it', async () => {
     const png =

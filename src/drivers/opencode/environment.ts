@@ -5,16 +5,18 @@
 import { spawnSync } from 'node:child_process';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, parse, resolve } from 'node:path';
 import { alive } from '../../verify/check.js';
 import { answersUrlEnv, type PluginOptions, parentPidEnv, pluginFileName, pluginSource } from './plugin.js';
 
@@ -122,6 +124,33 @@ function withoutGit(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return out;
 }
 
+/**
+ * The project's instruction files, as opencode would find them with project config on: the first of AGENTS.md,
+ * CLAUDE.md, CONTEXT.md present in the workspace or a directory above it (up to the repository's top, or the
+ * root outside one), every such file, nearest first. Project config stays off (its plugins and MCP servers
+ * would run), so these go in through our config's `instructions`: the system prompt is the user's own.
+ */
+export function projectInstructions(workspace: string): string[] {
+  const top = spawnSync('git', ['-C', workspace, 'rev-parse', '--show-toplevel'], {
+    encoding: 'utf8',
+    env: withoutGit(process.env),
+  });
+  const stop =
+    top.status === 0 && top.stdout.trim() ? resolve(top.stdout.trim()) : parse(resolve(workspace)).root;
+  const dirs: string[] = [];
+  for (let dir = resolve(workspace); ; dir = dirname(dir)) {
+    dirs.push(dir);
+    if (dir === stop || dirname(dir) === dir) break;
+  }
+  for (const name of ['AGENTS.md', 'CLAUDE.md', 'CONTEXT.md']) {
+    const found = dirs
+      .map((dir) => join(dir, name))
+      .filter((file) => existsSync(file) && statSync(file).isFile());
+    if (found.length > 0) return found;
+  }
+  return [];
+}
+
 function gitView(workspace: string, root: string): string | undefined {
   const probe = spawnSync(
     'git',
@@ -162,6 +191,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
     stubDependencies(configDir);
 
     const model = options.model ?? 'replay';
+    const instructions = projectInstructions(options.workspace);
     const config = {
       $schema: 'https://opencode.ai/config.json',
       provider: {
@@ -188,6 +218,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
       share: 'disabled',
       // Snapshots are git work over the whole workspace after every step (for /undo): nothing a replay needs.
       snapshot: false,
+      ...(instructions.length > 0 ? { instructions } : {}),
       ...options.config,
     };
     writeFileSync(join(configDir, 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`);
