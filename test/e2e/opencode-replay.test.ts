@@ -113,6 +113,11 @@ function scripted(server: { baseURL: string }, ws: string, out: string): string[
   ];
 }
 
+/** `replay` of the sample's main session through opencode with the recorded model (no server). */
+function recordedReplay(ws: string, out: string): string[] {
+  return ['replay', mainId, '--db', db, '--agent', 'opencode', '--workspace', ws, '--out', out];
+}
+
 function readPairs(file: string): PairLine[] {
   const text = readFileSync(file, 'utf8');
   expect(text.endsWith('\n')).toBe(true);
@@ -549,19 +554,7 @@ describe.runIf(gitWorks)('replay --agent opencode in a git repository', () => {
     const before = snapshot(ws);
     const out = join(dir.path, 'git.jsonl');
     // The recorded model: no server needed.
-    const result = await run([
-      'replay',
-      mainId,
-      '--db',
-      db,
-      '--agent',
-      'opencode',
-      '--workspace',
-      ws,
-      '--out',
-      out,
-      '--json',
-    ]);
+    const result = await run([...recordedReplay(ws, out), '--json']);
     expect(result.exitCode).toBe(0);
     const report = JSON.parse(result.stdout) as { turnsDone: number; sideEffects: { changes: unknown[] } };
     expect(report.turnsDone).toBe(12);
@@ -579,18 +572,7 @@ describe("replay --agent opencode with the project's AGENTS.md", () => {
     const ws = workspace('ws-agents');
     writeFileSync(join(ws, 'AGENTS.md'), '# Rules\n\nAlways run the tests before saying done.\n');
     const out = join(dir.path, 'agents.jsonl');
-    const result = await run([
-      'replay',
-      mainId,
-      '--db',
-      db,
-      '--agent',
-      'opencode',
-      '--workspace',
-      ws,
-      '--out',
-      out,
-    ]);
+    const result = await run([...recordedReplay(ws, out)]);
     expect(result.exitCode).toBe(0);
     const [first] = readPairs(out);
     const system = first?.messages.filter((m) => m.role === 'system').map((m) => m.content);
