@@ -381,6 +381,44 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     }
   }, 120_000);
 
+  it('--context-limit: opencode compacts a long session as it would for the user; the summary is no pair', async () => {
+    const summarize = (request: ChatRequest): ScriptedReply | undefined =>
+      contentText(request.messages?.[0]?.content).includes('summarization')
+        ? { text: '## Objective\n- Fix the limit bug.' }
+        : undefined;
+    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder, summarize] });
+    const ws = workspace('ws-compact');
+    const out = join(dir.path, 'compact.jsonl');
+    try {
+      server.push(
+        // A step that reports more prompt tokens than the window: opencode compacts after it.
+        { text: 'Fixed it.', usage: { promptTokens: 60_000, completionTokens: 20 } },
+        { text: 'Nothing left to do.' },
+        { text: 'Noted.' },
+        { text: 'Done.' },
+      );
+      const result = await run([...scripted(server, ws, out), '--context-limit', '32000', '--json']);
+      expect(result.exitCode).toBe(0);
+      const summaries = server
+        .chatRequests()
+        .filter((r) => contentText(r.body?.messages?.[0]?.content).includes('summarization'));
+      expect(summaries).toHaveLength(1);
+      const pairs = readPairs(out);
+      expect(pairs.map((p) => p.completion.content)).toEqual([
+        'Fixed it.',
+        'Nothing left to do.',
+        'Noted.',
+        'Done.',
+      ]);
+      // After the compaction the model is shown the summary, not the history before it.
+      const after = JSON.stringify(pairs[1]?.messages);
+      expect(after).toContain('Fix the limit bug.');
+      expect(after).not.toContain(prompts.fix);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+
   it('a model endpoint that refuses: the turn fails with its error, said on stderr and stored; exit 1', async () => {
     const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
     const ws = workspace('ws-refused');

@@ -51,6 +51,7 @@ interface ReplayOptions {
   elideTool: string[];
   maxResultBytes?: number;
   agent: Driver;
+  contextLimit?: number;
   opencodeBin?: string;
   workspace?: string;
   sandbox?: boolean;
@@ -75,6 +76,7 @@ interface StoredOptions {
   shown?: ShownSettings;
   /** Missing in runs stored before the opencode driver: builtin. */
   driver?: Driver;
+  contextLimit?: number;
   opencodeBin?: string;
   /** Absolute. */
   workspace?: string;
@@ -187,6 +189,11 @@ export function registerReplay(program: Command): void {
       `--agent opencode: this opencode binary (default: the pinned ${opencodeVersion}, else opencode on PATH)`,
     )
     .option(
+      '--context-limit <tokens>',
+      '--agent opencode: the model’s context window, so opencode compacts long sessions as it would for you',
+      positive('--context-limit'),
+    )
+    .option(
       '--workspace <dir>',
       '--agent opencode: run opencode in this directory instead of each session’s recorded cwd',
     )
@@ -292,6 +299,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
             ...(options.opencodeBin ? { opencodeBin: resolve(options.opencodeBin) } : {}),
             ...(options.workspace ? { workspace: resolve(options.workspace) } : {}),
             ...(options.sandbox ? { sandbox: true } : {}),
+            ...(options.contextLimit ? { contextLimit: options.contextLimit } : {}),
           }
         : {}),
       ...(options.elideRepeats || options.maxResultBytes !== undefined
@@ -314,6 +322,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         [options.opencodeBin, '--opencode-bin'],
         [options.workspace, '--workspace'],
         [options.sandbox, '--sandbox'],
+        [options.contextLimit, '--context-limit'],
       ] as const) {
         if (given) throw new UserError(`${name} only applies with --agent opencode`);
       }
@@ -453,6 +462,9 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         binary: opencode.binary,
         tools: opencode.tools,
         ...(stored.shown ? { shown: stored.shown } : {}),
+        ...(stored.contextLimit
+          ? { limit: { context: stored.contextLimit, output: stored.maxTokens ?? 4096 } }
+          : {}),
         ...(stored.workspace ? { workspace: stored.workspace } : {}),
         ...(stored.sandbox ? { sandbox: { readOnly: check.roots } } : {}),
         timeoutMs: stored.timeout * 1000,

@@ -65,6 +65,8 @@ export interface OpencodeReplay {
   timeoutMs: number;
   /** --elide-repeats / --max-result-bytes, applied to the results handed to opencode. */
   shown?: ShownSettings;
+  /** --context-limit / --max-tokens: the model's limits as opencode is told them (it compacts by them). */
+  limit?: { context: number; output: number };
   onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
   /** Something a user should know (a session skipped, opencode's own error output). */
   onNote?: (text: string) => void;
@@ -429,6 +431,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
       model: modelId,
       answersUrl: answers.url,
       parentPid: process.pid,
+      ...(run.limit ? { limit: run.limit } : {}),
       ...(run.tools ? { plugin: { tools: run.tools } } : {}),
     });
 

@@ -30,6 +30,11 @@ export interface EnvironmentOptions {
   baseURL: string;
   /** The model id sent to `baseURL`; default `replay`. */
   model?: string;
+  /**
+   * The model's context window and answer cap, in tokens. opencode compacts a session only when it knows the
+   * window; without one, a long session is sent whole until the model refuses it.
+   */
+  limit?: { context: number; output: number };
   apiKey?: string;
   /** The answer server's URL, put in the env for the plugin. */
   answersUrl?: string;
@@ -207,6 +212,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
               tool_call: true,
               attachment: true,
               modalities: { input: ['text', 'image'], output: ['text'] },
+              ...(options.limit ? { limit: options.limit } : {}),
             },
           },
         },
