@@ -44,6 +44,22 @@ export function runNode(args, usageFile, env = {}) {
   });
 }
 
+/** Rows as aligned columns: the first left-aligned, the others right-aligned (figures). */
+export function table(rows) {
+  const widths = [];
+  for (const r of rows) {
+    for (const [i, cell] of r.entries()) widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
+  }
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])))
+        .join('   ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];

@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 // Already a dependency of the CLI: used read-only to count what the store holds after the ingest.
 import Database from 'better-sqlite3';
-import { cpuSeconds, dbBytes, median, removeDb, runNode } from '../children.mjs';
+import { cpuSeconds, dbBytes, median, removeDb, runNode, table } from '../children.mjs';
 import { withReadOnly } from './baseline-sqlite.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -434,21 +434,6 @@ function row(p, c, m) {
     stored: m.stored,
     checks: checks(p, c, m, summary),
   };
-}
-
-function table(rows) {
-  const widths = [];
-  for (const r of rows) {
-    for (const [i, cell] of r.entries()) widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
-  }
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])))
-        .join('   ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 function render(p, results, memory) {

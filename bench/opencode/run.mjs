@@ -32,7 +32,7 @@ import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { median, removeDb } from '../children.mjs';
+import { median, removeDb, table } from '../children.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -496,20 +496,6 @@ function summarize({ builtin, opencode, baseline, versions, startups }) {
       cpuShare: sampler.reduce((s, r) => s + r.cpuMs, 0) / sampler.reduce((s, r) => s + r.seconds * 1000, 0),
     },
   };
-}
-
-function table(rows) {
-  const widths = [];
-  for (const r of rows)
-    for (const [i, cell] of r.entries()) widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])))
-        .join('   ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 function render(report) {

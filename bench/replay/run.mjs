@@ -35,7 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 // Already a dependency of the CLI: used read-only to count what the stores hold.
 import Database from 'better-sqlite3';
-import { cpuSeconds, dbBytes, median, removeDb, runNode } from '../children.mjs';
+import { cpuSeconds, dbBytes, median, removeDb, runNode, table } from '../children.mjs';
 import { summarize } from './profile.mjs';
 import { buildSessions } from './sessions.mjs';
 
@@ -495,20 +495,6 @@ function memoryVerdict(rows) {
     abortListenerPerTurn: listenersPerTurn,
     sentence: lines.join('\n'),
   };
-}
-
-function table(rows) {
-  const widths = [];
-  for (const r of rows)
-    for (const [i, cell] of r.entries()) widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])))
-        .join('   ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 function render(report) {

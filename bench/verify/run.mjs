@@ -32,7 +32,7 @@ import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuSeconds, median, runNode } from '../children.mjs';
+import { cpuSeconds, median, runNode, table } from '../children.mjs';
 import { Rng } from '../ingest/random.mjs';
 import { gitEnv } from './generate.mjs';
 
@@ -462,21 +462,6 @@ function checks(r) {
       problems.push(`change: the watcher missed ${r.changed.watcher.missed} change(s)`);
   }
   return problems;
-}
-
-function table(rows) {
-  const widths = [];
-  for (const r of rows) {
-    for (const [i, cell] of r.entries()) widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
-  }
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])))
-        .join('   ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 function render(r) {
