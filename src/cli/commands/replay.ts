@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { findOpencode, OpencodeNotFound } from '../../drivers/opencode/binary.js';
-import { OpencodeDriverError, replayOpencode, type Upstream } from '../../drivers/opencode/driver.js';
+import { replayOpencode, type Upstream } from '../../drivers/opencode/driver.js';
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
 import { builtinTools } from '../../drivers/opencode/plugin.js';
 import { offeredTools, ProbeError } from '../../drivers/opencode/probe.js';
@@ -12,7 +12,7 @@ import type { ShownSettings } from '../../replay/elide.js';
 import { replayForced, requestDigest } from '../../replay/engine.js';
 import { replayFree } from '../../replay/free.js';
 import { type Pair, PairsFileError, PairsWriter } from '../../replay/pairs.js';
-import { ProviderSpecError, providerFor } from '../../replay/providers/index.js';
+import { ProviderSpecError, parseSpec, providerFor } from '../../replay/providers/index.js';
 import { ProviderError } from '../../replay/providers/types.js';
 import { type Db, openDb } from '../../store/db.js';
 import { type Driver, keySession, type Match, RunStore, turnKey } from '../../store/runs.js';
@@ -352,17 +352,18 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
       );
     }
   }
-  let provider: Awaited<ReturnType<typeof providerFor>>;
+  // The opencode driver reaches the model through opencode (upstreamFor): no provider of ours is built for it.
+  let provider: Awaited<ReturnType<typeof providerFor>> | undefined;
   try {
-    provider = await providerFor({
-      // The opencode driver asks through opencode; the provider is only built to check the spec.
-      spec: stored.model,
-      ...(stored.baseUrl ? { baseURL: stored.baseUrl } : {}),
-      timeoutMs: stored.timeout * 1000,
-      maxRetries: stored.retries,
-      stream: stored.stream,
-      ...(stored.maxTokens ? { maxTokens: stored.maxTokens } : {}),
-    });
+    if (!opencode)
+      provider = await providerFor({
+        spec: stored.model,
+        ...(stored.baseUrl ? { baseURL: stored.baseUrl } : {}),
+        timeoutMs: stored.timeout * 1000,
+        maxRetries: stored.retries,
+        stream: stored.stream,
+        ...(stored.maxTokens ? { maxTokens: stored.maxTokens } : {}),
+      });
   } catch (error) {
     if (error instanceof ProviderSpecError) throw new UserError(error.message);
     throw error;
@@ -423,23 +424,11 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
   process.once('SIGINT', interrupted);
   let failure: unknown;
   try {
-    const common = {
-      runId,
-      model: stored.model,
-      provider,
-      sessions,
-      runs,
-      sessionIds,
-      writer: opened.writer,
-      concurrency: stored.concurrency,
-      ...(systemPrompt !== undefined ? { systemPrompt } : {}),
-      ...(stored.shown ? { shown: stored.shown } : {}),
-      onTurn: () => {
-        bar.update(++asked, Math.max(total, asked), `turns · ${runId}`);
-        // As in ingest: V8 lets garbage pile up with the allocation rate; a full collection every few hundred
-        // turns keeps peak memory from growing with the length of the run.
-        if (asked % gcEvery === 0) collectGarbage();
-      },
+    const onTurn = () => {
+      bar.update(++asked, Math.max(total, asked), `turns · ${runId}`);
+      // As in ingest: V8 lets garbage pile up with the allocation rate; a full collection every few hundred
+      // turns keeps peak memory from growing with the length of the run.
+      if (asked % gcEvery === 0) collectGarbage();
     };
     if (opencode) {
       await replayOpencode({
@@ -468,18 +457,33 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         ...(stored.workspace ? { workspace: stored.workspace } : {}),
         ...(stored.sandbox ? { sandbox: { readOnly: check.roots } } : {}),
         timeoutMs: stored.timeout * 1000,
-        onTurn: common.onTurn,
+        onTurn,
         onNote: (text) => warn(text),
       });
-    } else if (stored.mode === 'free') {
-      for (const list of existing.values()) list.sort((a, b) => a.turn - b.turn);
-      await replayFree({
-        ...common,
-        existing,
-        onMiss: stored.onMiss ?? 'error',
-        maxTurnsFactor: stored.maxTurns ?? 2,
-      });
-    } else await replayForced({ ...common, done });
+    } else if (provider) {
+      const common = {
+        runId,
+        model: stored.model,
+        provider,
+        sessions,
+        runs,
+        sessionIds,
+        writer: opened.writer,
+        concurrency: stored.concurrency,
+        ...(systemPrompt !== undefined ? { systemPrompt } : {}),
+        ...(stored.shown ? { shown: stored.shown } : {}),
+        onTurn,
+      };
+      if (stored.mode === 'free') {
+        for (const list of existing.values()) list.sort((a, b) => a.turn - b.turn);
+        await replayFree({
+          ...common,
+          existing,
+          onMiss: stored.onMiss ?? 'error',
+          maxTurnsFactor: stored.maxTurns ?? 2,
+        });
+      } else await replayForced({ ...common, done });
+    }
     runs.finish(runId, 'done');
   } catch (error) {
     runs.finish(runId, 'failed', (error as Error).message);
@@ -494,7 +498,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
   const sideEffects = report !== undefined && report.changes.length > 0;
   if (failure !== undefined) {
     if (report && !options.json) say(formatCheck(check, report));
-    if (failure instanceof ProviderError || failure instanceof OpencodeDriverError) {
+    if (failure instanceof ProviderError) {
       throw new UserError(
         failure.message,
         `nothing more was asked; fix it and continue with --resume ${runId}`,
@@ -616,10 +620,15 @@ async function prepareOpencode(
 
 /** `--model` for the opencode driver: the recorded turns, or an OpenAI-compatible endpoint. */
 function upstreamFor(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): Upstream {
-  if (stored.model === 'recorded') return { kind: 'recorded' };
-  const colon = stored.model.indexOf(':');
-  const kind = stored.model.slice(0, colon);
-  const model = stored.model.slice(colon + 1);
+  let kind: string;
+  let model: string;
+  try {
+    ({ kind, model } = parseSpec(stored.model));
+  } catch (error) {
+    if (error instanceof ProviderSpecError) throw new UserError(error.message);
+    throw error;
+  }
+  if (kind === 'recorded') return { kind: 'recorded' };
   if (kind === 'openai') {
     const apiKey = env.OPENAI_API_KEY;
     return {

@@ -27,7 +27,7 @@ import type { SessionStore } from '../../store/sessions.js';
 import { sandboxed } from '../../verify/sandbox.js';
 import { type AnswerServer, type AnswerSource, startAnswerServer } from './answers.js';
 import { prepareEnvironment } from './environment.js';
-import { opencodeCall, recordedNames } from './mapping.js';
+import { opencodeCall, type RecordedName, recordedNames } from './mapping.js';
 import { orphanExitCode } from './plugin.js';
 import { type Exchange, pairFromExchange, type RecordingProxy, startRecordingProxy } from './proxy.js';
 import { exhaustedMessage, type RecordedModel, startRecordedModel } from './recorded.js';
@@ -71,22 +71,6 @@ export interface OpencodeReplay {
   /** Something a user should know (a session skipped, opencode's own error output). */
   onNote?: (text: string) => void;
 }
-
-/** One opencode session's figures, for the bench and the tests. */
-export interface OpencodeSessionResult {
-  sessionId: string;
-  status: 'done' | 'diverged' | 'failed' | 'skipped';
-  steps: number;
-  /** opencode's id of the session it made. */
-  opencodeSession?: string;
-  /** Every tool call answered, with the time answering took. */
-  answered: { tool: string; hit: boolean; ms: number }[];
-  /** `opencode run` processes started, and the ms each ran. */
-  processes: number[];
-  error?: string;
-}
-
-export class OpencodeDriverError extends Error {}
 
 /**
  * A prompt a person typed, with the recorded model turns that answered it: positions in the list of turns
@@ -157,17 +141,32 @@ export function rebase(value: unknown, from: string, to: string): unknown {
   return value;
 }
 
-/** A call of opencode's model as the recording would name it (for matching against the original's calls). */
-function asRecorded(agent: string, call: ChatToolCall, from?: string, to?: string): ChatToolCall {
-  let args: unknown;
+/**
+ * A call renamed by `map` (name and arguments), or as it is when its arguments are not JSON or `map` has no
+ * counterpart for it.
+ */
+function renameCall(
+  call: ChatToolCall,
+  map: (name: string, input: unknown) => RecordedName | undefined,
+): ChatToolCall {
+  let input: unknown;
   try {
-    args = JSON.parse(call.function.arguments);
+    input = JSON.parse(call.function.arguments);
   } catch {
     return call;
   }
-  const first = recordedNames(agent, call.function.name, from && to ? rebase(args, from, to) : args)[0];
-  if (!first) return call;
-  return { ...call, function: { name: first.name, arguments: JSON.stringify(first.input) } };
+  const renamed = map(call.function.name, input);
+  return renamed
+    ? { ...call, function: { name: renamed.name, arguments: JSON.stringify(renamed.input) } }
+    : call;
+}
+
+/** A call of opencode's model as the recording would name it (for matching against the original's calls). */
+function asRecorded(agent: string, call: ChatToolCall, workspace: string, recordedCwd: string): ChatToolCall {
+  return renameCall(
+    call,
+    (name, input) => recordedNames(agent, name, rebase(input, workspace, recordedCwd))[0],
+  );
 }
 
 /** A recorded answer of another agent with its calls named as opencode names them (`--model recorded`). */
@@ -175,32 +174,22 @@ function asOpencode(agent: string, message: Assistant): Assistant {
   if (agent === 'opencode' || !message.tool_calls) return message;
   return {
     ...message,
-    tool_calls: message.tool_calls.map((call) => {
-      let input: unknown;
-      try {
-        input = JSON.parse(call.function.arguments);
-      } catch {
-        return call;
-      }
-      const offered = opencodeCall(agent, call.function.name, input);
-      return offered
-        ? { ...call, function: { name: offered.name, arguments: JSON.stringify(offered.input) } }
-        : call;
-    }),
+    tool_calls: message.tool_calls.map((call) =>
+      renameCall(call, (name, input) => opencodeCall(agent, name, input)),
+    ),
   };
 }
 
 /** Runs every session through opencode, `concurrency` at a time. A fatal error stops all. */
-export async function replayOpencode(run: OpencodeReplay): Promise<OpencodeSessionResult[]> {
+export async function replayOpencode(run: OpencodeReplay): Promise<void> {
   const queue = [...run.sessionIds];
-  const results: OpencodeSessionResult[] = [];
   let fatal: unknown;
   const worker = async (): Promise<void> => {
     for (let id = queue.shift(); id !== undefined && fatal === undefined; id = queue.shift()) {
       const status = run.runs.sessionStatus(run.runId, id);
       if (status && status !== 'pending' && status !== 'failed') continue;
       try {
-        results.push(await opencodeSession(run, id));
+        await opencodeSession(run, id);
       } catch (error) {
         fatal ??= error;
       }
@@ -208,28 +197,19 @@ export async function replayOpencode(run: OpencodeReplay): Promise<OpencodeSessi
   };
   await Promise.all(Array.from({ length: Math.max(1, run.concurrency) }, worker));
   if (fatal !== undefined) throw fatal;
-  return results;
 }
 
-async function opencodeSession(run: OpencodeReplay, id: string): Promise<OpencodeSessionResult> {
-  const result: OpencodeSessionResult = {
-    sessionId: id,
-    status: 'done',
-    steps: 0,
-    answered: [],
-    processes: [],
-  };
+async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
   const loaded = run.sessions.load(id);
-  if (!loaded) return { ...result, status: 'skipped', error: 'not in the store' };
+  if (!loaded) return;
   const { session, own } = loaded;
   const recordedTurns = [...turns(session.messages, own)];
   const originals: Assistant[] = recordedTurns.map((turn) => assistantMessage(turn.response));
   const prompts = promptsOf(session.messages, own, recordedTurns);
   const workspace = run.workspace ?? session.cwd ?? undefined;
-  const skip = (why: string): OpencodeSessionResult => {
+  const skip = (why: string): void => {
     run.onNote?.(`${session.id.slice(0, 12)}: ${why}`);
     run.runs.setSessionStatus(run.runId, session.id, 'failed');
-    return { ...result, status: 'skipped', error: why };
   };
   if (!workspace || !existsSync(workspace) || !statSync(workspace).isDirectory()) {
     return skip(
@@ -246,6 +226,8 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
     defaults: (tool) => toolDefaults(session.agent, tool),
   });
   const budget = Math.max(1, Math.ceil(originals.length * run.maxTurnsFactor));
+  // A whole `opencode run`: every step of the budget may take the per-call limit.
+  const processTimeout = run.timeoutMs * (budget + 2) + 60_000;
   let steps = 0;
   /** The prompt being answered, and how many steps it has had: the n-th is compared with its n-th recorded turn. */
   let current: Prompt | undefined;
@@ -254,6 +236,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
   const recordedFor = (position: number): number | undefined => current?.turns[position];
   let stopped: string | undefined;
   let lastError: string | undefined;
+  let status: 'done' | 'diverged' | 'failed' = 'done';
 
   // --elide-repeats / --max-result-bytes: applied to each result as it is handed to opencode, which is what its
   // model is then shown. Keyed by the recorded call (read-only per the session's agent), marked with opencode's
@@ -455,28 +438,25 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
             ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
           })
         : [run.binary, ...args];
-      const started = performance.now();
       const child = await execa(argv[0] as string, argv.slice(1), {
         cwd: workspace,
         env: environment.env,
         extendEnv: false,
         input: prompt.text,
         reject: false,
-        // A whole opencode run: every step may take the per-call limit.
-        timeout: run.timeoutMs * (budget + 2) + 60_000,
+        timeout: processTimeout,
         forceKillAfterDelay: 2_000,
         maxBuffer: 256 * 1024 * 1024,
       });
       // Its last answer may still be on the wire to a process that is gone; wait until the proxy is done.
       await proxy.idle();
-      result.processes.push(Math.round(performance.now() - started));
       const events = parseEvents(String(child.stdout ?? ''));
       opencodeSession ??= events.find((event) => typeof event.sessionID === 'string')?.sessionID as
         | string
         | undefined;
       if (proxy.handlerErrors.length > 0) throw proxy.handlerErrors[0];
       if (stopped) {
-        result.status = 'diverged';
+        status = 'diverged';
         break;
       }
       if (steps >= budget && index < prompts.length - 1) {
@@ -502,7 +482,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
           (child.exitCode === orphanExitCode
             ? 'opencode stopped: the replay process was gone'
             : child.timedOut
-              ? `opencode did not finish within ${Math.round((run.timeoutMs * (budget + 2) + 60_000) / 1000)} s`
+              ? `opencode did not finish within ${Math.round(processTimeout / 1000)} s`
               : `opencode exited with ${child.exitCode ?? child.signal}${said ? `: ${said}` : ''}${tail ? `\n${tail}` : ''}`);
         run.runs.saveTurn(run.runId, {
           sessionId: session.id,
@@ -516,20 +496,11 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<Opencod
         });
         run.onTurn?.({ sessionId: session.id, turn: steps + 1, ok: false });
         run.onNote?.(`${session.id.slice(0, 12)}: turn ${steps + 1} failed: ${why}`);
-        result.status = 'failed';
-        result.error = why;
+        status = 'failed';
         break;
       }
     }
-    if (opencodeSession) result.opencodeSession = opencodeSession;
-    result.steps = steps;
-    result.answered = answers.asked.map((asked) => ({
-      tool: asked.request.tool,
-      hit: asked.answer.kind === 'hit',
-      ms: asked.ms,
-    }));
-    run.runs.setSessionStatus(run.runId, session.id, result.status === 'skipped' ? 'failed' : result.status);
-    return result;
+    run.runs.setSessionStatus(run.runId, session.id, status);
   } finally {
     await proxy?.close();
     await answers?.close();

@@ -15,6 +15,20 @@ export interface ProviderSettings {
 
 export class ProviderSpecError extends Error {}
 
+/** `provider:model` split; throws when the model is not named. `recorded` has no model. */
+export function parseSpec(spec: string): { kind: string; model: string } {
+  if (spec === 'recorded') return { kind: 'recorded', model: '' };
+  const colon = spec.indexOf(':');
+  const kind = colon === -1 ? spec : spec.slice(0, colon);
+  const model = colon === -1 ? '' : spec.slice(colon + 1);
+  if (!model) {
+    throw new ProviderSpecError(
+      `--model ${spec}: name the model, e.g. openai:gpt-4o-mini or ollama:qwen2.5-coder:7b`,
+    );
+  }
+  return { kind, model };
+}
+
 /**
  * The provider a `--model` value names, with its endpoint and key from the options or the environment. The
  * SDKs are loaded only when asked for: they take a third of a second to load, which every other command
@@ -23,14 +37,7 @@ export class ProviderSpecError extends Error {}
 export async function providerFor(settings: ProviderSettings): Promise<Provider> {
   const env = settings.env ?? process.env;
   if (settings.spec === 'recorded') return recorded;
-  const colon = settings.spec.indexOf(':');
-  const kind = colon === -1 ? settings.spec : settings.spec.slice(0, colon);
-  const model = colon === -1 ? '' : settings.spec.slice(colon + 1);
-  if (!model) {
-    throw new ProviderSpecError(
-      `--model ${settings.spec}: name the model, e.g. openai:gpt-4o-mini or ollama:qwen2.5-coder:7b`,
-    );
-  }
+  const { kind, model } = parseSpec(settings.spec);
   const common = (baseURL: string, apiKey: string | undefined): HttpOptions => ({
     model,
     baseURL,
