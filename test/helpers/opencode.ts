@@ -1,38 +1,22 @@
 // Runs the real opencode binary (npm `opencode-ai`, pinned) headless and offline, against a local
 // OpenAI-compatible server, in a private HOME/XDG tree: what it writes is a real opencode data dir.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { execa } from 'execa';
+import { findOpencode } from '../../src/drivers/opencode/binary.js';
+import { quietSettings } from '../../src/drivers/opencode/environment.js';
 import { installRipgrepStandIn } from './opencode-ripgrep.js';
 
-const require = createRequire(import.meta.url);
-
 /**
- * The binary itself. The npm package `opencode-ai` only links a per-platform package's binary
- * (`opencode-linux-x64`, …); this project depends on the Linux x64 one directly (the registry reachable here
- * has no other platforms', and `npm ci` refuses a lock that misses opencode-ai's optional dependencies).
+ * The binary itself: the pinned per-platform package this project installs (`opencode-linux-x64`, an optional
+ * dependency), found as the CLI finds it. Never an `opencode` from PATH: the tests pin the version.
  */
 export function opencodeBinary(): string {
-  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
-  const platform = process.platform === 'win32' ? 'windows' : process.platform;
-  const name = platform === 'windows' ? 'opencode.exe' : 'opencode';
-  const candidates = [
-    `opencode-${platform}-${arch}`,
-    `opencode-${platform}-${arch}-baseline`,
-    `opencode-${platform}-${arch}-musl`,
-    `opencode-${platform}-${arch}-baseline-musl`,
-  ];
-  for (const pkg of candidates) {
-    try {
-      const path = join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', name);
-      if (existsSync(path)) return path;
-    } catch {
-      // Not installed for this machine; try the next.
-    }
-  }
-  throw new Error('opencode binary not found: run npm ci (opencode-linux-x64 is a devDependency)');
+  const found = findOpencode(undefined, { PATH: '' });
+  if (found.from !== 'package')
+    throw new Error('opencode binary not found: run npm ci (opencode-linux-x64 is an optional dependency)');
+  return found.path;
 }
 
 export interface OpencodeHome {
@@ -104,14 +88,7 @@ export function opencodeHome(options: OpencodeHomeOptions): OpencodeHome {
     ...xdg,
     PWD: project,
     OPENCODE_CONFIG_DIR: configDir,
-    OPENCODE_DISABLE_PROJECT_CONFIG: '1',
-    OPENCODE_DISABLE_AUTOUPDATE: '1',
-    OPENCODE_DISABLE_MODELS_FETCH: '1',
-    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-    OPENCODE_DISABLE_SHARE: '1',
-    OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
-    OPENCODE_DISABLE_CLAUDE_CODE: '1',
-    NO_COLOR: '1',
+    ...quietSettings,
   };
   return {
     root,

@@ -3,9 +3,9 @@
 // asks for, the answer is either recorded text or an error naming the miss. It also keeps what was asked, for
 // tests and for the run's figures.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { outputText, type ToolResult } from '../../model/session.js';
 import type { Answer } from '../../replay/shortcircuit.js';
+import { close, listen, readBody, sendJson } from './loopback.js';
 
 /** What the plugin POSTs for one tool call. */
 export interface AnswerRequest {
@@ -92,42 +92,34 @@ export async function startAnswerServer(
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/answer') {
-      send(res, 404, { error: 'POST /answer only' });
+      sendJson(res, 404, { error: 'POST /answer only' });
       return;
     }
     const started = performance.now();
-    const request = parseRequest(await readBody(req, limit));
+    const request = parseRequest((await readBody(req, limit)).toString('utf8'));
     if (!request) {
-      send(res, 400, { error: 'expected {tool, args, callID, sessionID}' });
+      sendJson(res, 400, { error: 'expected {tool, args, callID, sessionID}' });
       return;
     }
     const answer = source.answer(request.tool, request.args, { id: request.callID });
     const reply = replyFor(request, answer, options);
     asked.push({ request, reply, answer, ms: performance.now() - started });
-    send(res, 200, reply);
+    sendJson(res, 200, reply);
   };
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       // The plugin turns any non-200 into an error result: a broken request never becomes a run.
-      if (!res.headersSent) send(res, 500, { error: String(error) });
+      if (!res.headersSent) sendJson(res, 500, { error: String(error) });
       else res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server);
   return {
     url: `http://127.0.0.1:${port}/answer`,
     port,
     asked,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => close(server),
   };
 }
 
@@ -150,28 +142,4 @@ function parseRequest(raw: string): AnswerRequest | undefined {
     messageID: text(body.messageID),
     agent: text(body.agent),
   };
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        reject(new Error(`request body over ${limit} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function send(res: ServerResponse, status: number, value: unknown): void {
-  const text = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }

@@ -23,6 +23,22 @@ import { answersUrlEnv, type PluginOptions, parentPidEnv, pluginFileName, plugin
 /** The opencode version the plugin and the dependency stubs are written for. */
 export const opencodeVersion = '1.18.33';
 
+/**
+ * What opencode must not do in a replay (or a test's recording): read the project's config (its plugins and MCP
+ * servers would run), update itself, fetch the models list, download LSP servers, share, load its default
+ * plugins, read Claude Code's files; and no colour in what it prints.
+ */
+export const quietSettings = {
+  OPENCODE_DISABLE_PROJECT_CONFIG: '1',
+  OPENCODE_DISABLE_AUTOUPDATE: '1',
+  OPENCODE_DISABLE_MODELS_FETCH: '1',
+  OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+  OPENCODE_DISABLE_SHARE: '1',
+  OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+  OPENCODE_DISABLE_CLAUDE_CODE: '1',
+  NO_COLOR: '1',
+} as const;
+
 export interface EnvironmentOptions {
   /** The directory opencode works in (its cwd and $PWD). Only read here, never written. */
   workspace: string;
@@ -246,14 +262,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
       PWD: options.workspace,
       OPENCODE_CONFIG_DIR: configDir,
       OPENCODE_DB: dbPath,
-      OPENCODE_DISABLE_PROJECT_CONFIG: '1',
-      OPENCODE_DISABLE_AUTOUPDATE: '1',
-      OPENCODE_DISABLE_MODELS_FETCH: '1',
-      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-      OPENCODE_DISABLE_SHARE: '1',
-      OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
-      OPENCODE_DISABLE_CLAUDE_CODE: '1',
-      NO_COLOR: '1',
+      ...quietSettings,
       ...(gitCommon ? { GIT_COMMON_DIR: gitCommon } : {}),
       ...(options.answersUrl ? { [answersUrlEnv]: options.answersUrl } : {}),
       ...(options.parentPid ? { [parentPidEnv]: String(options.parentPid) } : {}),

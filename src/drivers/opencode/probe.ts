@@ -4,11 +4,11 @@
 // opencode version. The answer is cached per binary and model: the probe costs one opencode start-up (~5 s).
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { prepareEnvironment } from './environment.js';
+import { close, listen, readBody, sendJson } from './loopback.js';
 
 export class ProbeError extends Error {}
 
@@ -69,33 +69,28 @@ export async function offeredTools(options: ProbeOptions): Promise<Probed> {
 async function probe(options: ProbeOptions): Promise<string[]> {
   let offered: string[] | undefined;
   const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      let body: { tools?: { function?: { name?: unknown } }[] } = {};
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
-      } catch {
-        // Not JSON: refused below like anything else.
-      }
-      const names = (body.tools ?? [])
-        .map((tool) => tool.function?.name)
-        .filter((name): name is string => typeof name === 'string');
-      // The first request with tools is the agent step; title generation has none.
-      if (names.length > 0) offered ??= names;
-      const text = JSON.stringify({
-        error: { message: 'replay-history: tool probe, nothing to answer', type: 'invalid_request_error' },
-      });
-      res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      res.end(text);
-    });
+    readBody(req).then(
+      (raw) => {
+        let body: { tools?: { function?: { name?: unknown } }[] } = {};
+        try {
+          body = JSON.parse(raw.toString('utf8')) as typeof body;
+        } catch {
+          // Not JSON: refused below like anything else.
+        }
+        const names = (body.tools ?? [])
+          .map((tool) => tool.function?.name)
+          .filter((name): name is string => typeof name === 'string');
+        // The first request with tools is the agent step; title generation has none.
+        if (names.length > 0) offered ??= names;
+        sendJson(res, 400, {
+          error: { message: 'replay-history: tool probe, nothing to answer', type: 'invalid_request_error' },
+        });
+      },
+      () => res.destroy(),
+    );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
+  const port = await listen(server);
   const workspace = mkdtempSync(join(tmpdir(), 'replay-probe-'));
-  const { port } = server.address() as AddressInfo;
   const environment = prepareEnvironment({
     workspace,
     baseURL: `http://127.0.0.1:${port}/v1`,
@@ -130,7 +125,6 @@ async function probe(options: ProbeOptions): Promise<string[]> {
   } finally {
     environment.cleanup();
     rmSync(workspace, { recursive: true, force: true });
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await close(server);
   }
 }

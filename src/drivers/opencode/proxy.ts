@@ -12,10 +12,10 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import type { ChatMessage, ChatTool, ChatToolCall } from '../../replay/chat.js';
 import { type Pair, pairSchema } from '../../replay/pairs.js';
+import { close, listen, readBody, sendJson } from './loopback.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
 
@@ -191,9 +191,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
         error: refusal,
         refused: true,
       });
-      const text = JSON.stringify({ error: { message: refusal, type: 'replay_stopped' } });
-      res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      res.end(text);
+      sendJson(res, 400, { error: { message: refusal, type: 'replay_stopped' } });
       return;
     }
 
@@ -216,16 +214,8 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     const failBeforeReply = (status: number, message: string): void => {
       finish(status, message);
       if (res.destroyed) return;
-      if (!res.headersSent) {
-        const text = JSON.stringify({ error: { message, type: 'replay_proxy_error' } });
-        res.writeHead(status, {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(text),
-        });
-        res.end(text);
-      } else {
-        res.destroy();
-      }
+      if (!res.headersSent) sendJson(res, status, { error: { message, type: 'replay_proxy_error' } });
+      else res.destroy();
     };
 
     outgoing.on('timeout', () => {
@@ -275,18 +265,12 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     inFlight++;
     res.on('close', settle);
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) {
-        const text = JSON.stringify({ error: { message: String(error), type: 'replay_proxy_error' } });
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(text);
-      } else res.destroy();
+      if (!res.headersSent)
+        sendJson(res, 500, { error: { message: String(error), type: 'replay_proxy_error' } });
+      else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     exchanges,
@@ -298,21 +282,8 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
         : new Promise<void>((resolve) => {
             waiters.push(resolve);
           }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => close(server),
   };
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 }
 
 /** The first system message's text (string or parts). */

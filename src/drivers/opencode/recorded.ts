@@ -4,8 +4,8 @@
 // a session this way runs the real agent through its own recording: every call it makes must be answered by
 // the short-circuit, which is the check, and it needs no model or key.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { ChatMessage } from '../../replay/chat.js';
+import { close, listen, readBody, sendJson } from './loopback.js';
 import { classifyRequest } from './proxy.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
@@ -46,7 +46,7 @@ export async function startRecordedModel(options: RecordedModelOptions): Promise
   const model = options.model ?? 'recorded';
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const body = await readBody(req);
+    const body = (await readBody(req)).toString('utf8');
     if (req.method !== 'POST' || !/\/chat\/completions$/.test((req.url ?? '').split('?')[0] ?? '')) {
       fail(res, 404, 'POST /v1/chat/completions only');
       return;
@@ -85,20 +85,12 @@ export async function startRecordedModel(options: RecordedModelOptions): Promise
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => fail(res, 500, String(error)));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     answered: () => answered,
     exhausted: () => refused,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => close(server),
   };
 }
 
@@ -108,7 +100,7 @@ function finishReason(message: Assistant): string {
 
 function whole(res: ServerResponse, answer: RecordedTurn, model: string): void {
   const { message } = answer;
-  const text = JSON.stringify({
+  sendJson(res, 200, {
     id: 'chatcmpl-recorded',
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
@@ -116,8 +108,6 @@ function whole(res: ServerResponse, answer: RecordedTurn, model: string): void {
     choices: [{ index: 0, message, finish_reason: finishReason(message) }],
     usage: usageOf(answer),
   });
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }
 
 /** The answer as OpenAI streams one: role, reasoning, text, each tool call, the finish, the usage, [DONE]. */
@@ -166,16 +156,5 @@ function fail(res: ServerResponse, status: number, message: string): void {
     res.destroy();
     return;
   }
-  const text = JSON.stringify({ error: { message, type: 'invalid_request_error' } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+  sendJson(res, status, { error: { message, type: 'invalid_request_error' } });
 }
