@@ -151,13 +151,19 @@ function withoutGit(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  * root outside one), every such file, nearest first. Project config stays off (its plugins and MCP servers
  * would run), so these go in through our config's `instructions`: the system prompt is the user's own.
  */
-export function projectInstructions(workspace: string): string[] {
-  const top = spawnSync('git', ['-C', workspace, 'rev-parse', '--show-toplevel'], {
-    encoding: 'utf8',
-    env: withoutGit(process.env),
-  });
-  const stop =
-    top.status === 0 && top.stdout.trim() ? resolve(top.stdout.trim()) : parse(resolve(workspace)).root;
+/** The repository the workspace is in (its top and its common git dir), asked of git once; none outside one. */
+function gitRepository(workspace: string): { top: string; common: string } | undefined {
+  const asked = spawnSync(
+    'git',
+    ['-C', workspace, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'],
+    { encoding: 'utf8', env: withoutGit(process.env) },
+  );
+  const [top, common] = asked.status === 0 ? asked.stdout.trim().split('\n') : [];
+  return top && common ? { top, common } : undefined;
+}
+
+export function projectInstructions(workspace: string, git = gitRepository(workspace)): string[] {
+  const stop = git ? resolve(git.top) : parse(resolve(workspace)).root;
   const dirs: string[] = [];
   for (let dir = resolve(workspace); ; dir = dirname(dir)) {
     dirs.push(dir);
@@ -172,17 +178,7 @@ export function projectInstructions(workspace: string): string[] {
   return [];
 }
 
-function gitView(workspace: string, root: string): string | undefined {
-  const probe = spawnSync(
-    'git',
-    ['-C', workspace, 'rev-parse', '--path-format=absolute', '--git-common-dir'],
-    {
-      encoding: 'utf8',
-      env: withoutGit(process.env),
-    },
-  );
-  const common = probe.status === 0 ? probe.stdout.trim() : '';
-  if (!common) return undefined;
+function gitView(common: string, root: string): string {
   const view = join(root, 'git-common');
   mkdirSync(view);
   for (const name of readdirSync(common)) {
@@ -212,7 +208,8 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
     stubDependencies(configDir);
 
     const model = options.model ?? 'replay';
-    const instructions = projectInstructions(options.workspace);
+    const git = gitRepository(options.workspace);
+    const instructions = projectInstructions(options.workspace, git);
     const config = {
       $schema: 'https://opencode.ai/config.json',
       provider: {
@@ -253,7 +250,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
     }
 
     const dbPath = join(root, 'opencode.db');
-    const gitCommon = gitView(options.workspace, root);
+    const gitCommon = git ? gitView(git.common, root) : undefined;
     const path = [...(options.pathPrefix ?? []), process.env.PATH ?? '/usr/bin:/bin'].join(':');
     const env: Record<string, string> = {
       PATH: path,
