@@ -558,13 +558,10 @@ function reconcile(runs: RunStore, recorded: ReadonlySet<string>, pair: Pair): v
 function checkOpencodeOptions(options: ReplayOptions, modeGiven: boolean): void {
   if (modeGiven && options.mode === 'forced')
     throw new UserError('--agent opencode replays in free mode: opencode drives each session itself');
-  const unsupported: [unknown, string, string][] = [
-    [options.systemPrompt, '--system-prompt', 'opencode writes its own system prompt'],
-  ];
-  for (const [given, name, why] of unsupported) {
-    if (given !== undefined && given !== false)
-      throw new UserError(`${name} does not apply with --agent opencode: ${why}`);
-  }
+  if (options.systemPrompt !== undefined)
+    throw new UserError(
+      '--system-prompt does not apply with --agent opencode: opencode writes its own system prompt',
+    );
   if (options.workspace) {
     const dir = resolve(options.workspace);
     if (!existsSync(dir) || !statSync(dir).isDirectory())
