@@ -1,11 +1,11 @@
-// The catalogue checked against the tool calls of real sessions: every tool name called in shared/fixtures/<agent>/
+// The catalogue checked against the tool calls of real sessions: every tool name called in test/fixtures/real/<agent>/
 // and sample-sessions/<agent>/ must be in the agent's catalogue with all its recorded argument keys declared (at
 // every depth where the schema lists properties) and every required parameter present, unless it is an MCP tool
 // (`mcp__…`), a name the publisher redacted, or a tool the agent never offers the model. Any other mismatch is a
 // catalogue bug. The calls are read from the raw files by the small extraction below, not by the project's
 // source adapters.
 
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -15,9 +15,8 @@ import { catalogue, isOfferableName } from '../../../src/replay/catalogue/index.
 import { undeclaredKeys } from './schema-check.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-// In CI the repository is cloned into another folder with a copy of shared/ beside it.
-const fixtures = resolve(root, '..', 'shared', 'fixtures');
-const samples = resolve(root, 'sample-sessions');
+const real = join(root, 'test', 'fixtures', 'real');
+const samples = join(root, 'sample-sessions');
 
 interface Recorded {
   name: string;
@@ -125,18 +124,21 @@ function opencodeCalls(file: string): Recorded[] {
   }
 }
 
-const extractors: Partial<Record<AgentId, (file: string) => Recorded[]>> = {
-  'claude-code': claudeCodeCalls,
-  codex: codexCalls,
-  opencode: opencodeCalls,
+/** How to read each agent's files, and the folders holding its recorded calls (all in the repository, so a
+ * missing folder is an error, not a reason to check less). docker-agent has no recorded files to read yet. */
+const recordings: Partial<Record<AgentId, { extract: (file: string) => Recorded[]; folders: string[] }>> = {
+  'claude-code': {
+    extract: claudeCodeCalls,
+    folders: [join(real, 'claude-code'), join(samples, 'claude-code')],
+  },
+  codex: { extract: codexCalls, folders: [join(real, 'codex')] },
+  opencode: { extract: opencodeCalls, folders: [join(real, 'opencode'), join(samples, 'opencode')] },
 };
 
 function recordedCalls(agent: AgentId): Recorded[] {
-  const extract = extractors[agent];
-  if (extract === undefined) return [];
-  return [join(fixtures, agent), join(samples, agent)]
-    .filter((dir) => existsSync(dir))
-    .flatMap((dir) => filesUnder(dir).flatMap(extract));
+  const recording = recordings[agent];
+  if (recording === undefined) return [];
+  return recording.folders.flatMap((dir) => filesUnder(dir).flatMap(recording.extract));
 }
 
 /** Why a recorded name needs no catalogue entry, or undefined when it must have one. */
@@ -147,17 +149,14 @@ function exemption(agent: AgentId, name: string): string | undefined {
   return undefined;
 }
 
-const withCalls = agents.filter(
-  (agent) => existsSync(join(fixtures, agent)) || existsSync(join(samples, agent)),
-);
+const withCalls = agents.filter((agent) => recordings[agent] !== undefined);
 
-describe.skipIf(withCalls.length === 0)('the catalogue against recorded tool calls', () => {
+describe('the catalogue against recorded tool calls', () => {
   describe.each(withCalls)('%s', (agent) => {
     const calls = recordedCalls(agent);
     const specs = new Map(catalogue(agent).tools.map((spec) => [spec.name, spec]));
 
     it('has recorded calls to check', () => {
-      if (extractors[agent] === undefined) return; // no extraction for this agent's files yet
       expect(calls.length).toBeGreaterThan(0);
     });
 
@@ -175,7 +174,7 @@ describe.skipIf(withCalls.length === 0)('the catalogue against recorded tool cal
         const spec = specs.get(call.name);
         if (spec === undefined || call.input === undefined) return [];
         return undeclaredKeys(call.input, spec.parameters).map(
-          (key) => `${call.name}.${key} (${relative(resolve(root, '..'), call.where)})`,
+          (key) => `${call.name}.${key} (${relative(root, call.where)})`,
         );
       });
       expect([...new Set(undeclared)]).toEqual([]);
@@ -188,7 +187,7 @@ describe.skipIf(withCalls.length === 0)('the catalogue against recorded tool cal
         const input = call.input;
         return (spec.parameters.required ?? [])
           .filter((key) => !Object.hasOwn(input, key))
-          .map((key) => `${call.name}.${key} (${relative(resolve(root, '..'), call.where)})`);
+          .map((key) => `${call.name}.${key} (${relative(root, call.where)})`);
       });
       expect([...new Set(missing)]).toEqual([]);
     });

@@ -1,11 +1,12 @@
 // Independent verification of the Claude Code adapter against the real (and a few hand-written) transcripts in
-// shared/fixtures/claude-code. Every expected number here is derived in this file from the raw JSON lines by small
-// counting code that shares nothing with the adapter (no path walk from a leaf, no message building, no helper of
-// src/sources); the adapter's output and the store's rows are then compared with it. The derived numbers are also pinned in a table so a
-// silent change of the derivation (or of the fixtures) shows up.
+// test/fixtures/real/claude-code (copied from shared/fixtures/claude-code; SOURCES.md there says where from). Every
+// expected number here is derived in this file from the raw JSON lines by small counting code that shares nothing
+// with the adapter (no path walk from a leaf, no message building, no helper of src/sources); the adapter's output
+// and the store's rows are then compared with it. The derived numbers are also pinned in a table so a silent change
+// of the derivation (or of the fixtures) shows up.
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Message,
@@ -22,8 +23,7 @@ import { SessionStore } from '../../../src/store/sessions.js';
 import { root } from '../../helpers/cli.js';
 import { tempStore } from '../../helpers/store.js';
 
-// In CI the repository is cloned into another folder with a copy of shared/ beside it.
-const dir = resolve(root, '..', 'shared', 'fixtures', 'claude-code');
+const dir = join(root, 'test', 'fixtures', 'real', 'claude-code');
 
 // ---------------------------------------------------------------------------------------------------------------
 // The raw lines, as far as this file reads them.
@@ -378,361 +378,358 @@ const pinned: Record<string, Record<string, Counts>> = {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe.skipIf(!existsSync(dir))(
-  'claude-code adapter on the real fixtures (shared/fixtures/claude-code)',
-  () => {
-    const files = existsSync(dir) ? jsonlFiles(dir) : [];
-    const rel = (file: string): string => relative(dir, file);
-    type Parsed = Omit<FileResult, 'sessions'> & { sessions: ParsedSession[] };
-    const parsed = new Map<string, Parsed>();
-    const derived = new Map<string, Derived[]>();
-    const parsedOf = (file: string): Parsed => {
-      let result = parsed.get(file);
-      if (!result) {
-        const read = claudeCode.parseFile(file);
-        result = { ...read, sessions: [...read.sessions] };
-        parsed.set(file, result);
-      }
-      return result;
-    };
-    const derivedOf = (file: string): Derived[] => {
-      let result = derived.get(file);
-      if (!result) {
-        result = derive(file);
-        derived.set(file, result);
-      }
-      return result;
-    };
-    const sessionOf = (file: string, sourceId: string): ParsedSession => {
-      const session = parsedOf(join(dir, file)).sessions.find((s) => s.sourceId === sourceId);
-      if (!session) throw new Error(`no session ${sourceId} from ${file}`);
-      return session;
-    };
+describe('claude-code adapter on the real fixtures (test/fixtures/real/claude-code)', () => {
+  const files = jsonlFiles(dir);
+  const rel = (file: string): string => relative(dir, file);
+  type Parsed = Omit<FileResult, 'sessions'> & { sessions: ParsedSession[] };
+  const parsed = new Map<string, Parsed>();
+  const derived = new Map<string, Derived[]>();
+  const parsedOf = (file: string): Parsed => {
+    let result = parsed.get(file);
+    if (!result) {
+      const read = claudeCode.parseFile(file);
+      result = { ...read, sessions: [...read.sessions] };
+      parsed.set(file, result);
+    }
+    return result;
+  };
+  const derivedOf = (file: string): Derived[] => {
+    let result = derived.get(file);
+    if (!result) {
+      result = derive(file);
+      derived.set(file, result);
+    }
+    return result;
+  };
+  const sessionOf = (file: string, sourceId: string): ParsedSession => {
+    const session = parsedOf(join(dir, file)).sessions.find((s) => s.sourceId === sourceId);
+    if (!session) throw new Error(`no session ${sourceId} from ${file}`);
+    return session;
+  };
 
-    it('covers every transcript file of the folder, and the pinned table covers exactly those', () => {
-      expect(files.map(rel).sort()).toEqual(Object.keys(pinned).sort());
-    });
+  it('covers every transcript file of the folder, and the pinned table covers exactly those', () => {
+    expect(files.map(rel).sort()).toEqual(Object.keys(pinned).sort());
+  });
 
-    it('the raw lines stay within what the counting here assumes', () => {
-      for (const file of files) {
-        for (const { line, rec } of readRaw(file)) {
-          const records = isAgentProgress(rec) ? [rec, rec.data?.message as RawRecord] : [rec];
-          for (const r of records) {
-            const where = `${rel(file)}:${line}`;
-            if (r.type === 'assistant') expect(typeof r.message?.id, where).toBe('string');
-            if (r.type === 'user' && Array.isArray(r.message?.content)) {
-              const blocks = r.message.content;
-              const others = blocks.filter((b) => b.type !== 'tool_result');
-              // A user line is either all tool results or one block of prompt text/image: so it is at most one
-              // 'tool' message plus at most one 'user' message.
-              expect(others.length === 0 || others.length === blocks.length, where).toBe(true);
-              expect(others.length, where).toBeLessThanOrEqual(1);
-              for (const b of others) expect(['text', 'image'], where).toContain(b.type);
-            }
-            // Queued prompts (attachment/queued_command) would be messages too; none here.
-            expect(r.type === 'attachment' && r.attachment?.type === 'queued_command', where).toBe(false);
+  it('the raw lines stay within what the counting here assumes', () => {
+    for (const file of files) {
+      for (const { line, rec } of readRaw(file)) {
+        const records = isAgentProgress(rec) ? [rec, rec.data?.message as RawRecord] : [rec];
+        for (const r of records) {
+          const where = `${rel(file)}:${line}`;
+          if (r.type === 'assistant') expect(typeof r.message?.id, where).toBe('string');
+          if (r.type === 'user' && Array.isArray(r.message?.content)) {
+            const blocks = r.message.content;
+            const others = blocks.filter((b) => b.type !== 'tool_result');
+            // A user line is either all tool results or one block of prompt text/image: so it is at most one
+            // 'tool' message plus at most one 'user' message.
+            expect(others.length === 0 || others.length === blocks.length, where).toBe(true);
+            expect(others.length, where).toBeLessThanOrEqual(1);
+            for (const b of others) expect(['text', 'image'], where).toContain(b.type);
           }
+          // Queued prompts (attachment/queued_command) would be messages too; none here.
+          expect(r.type === 'attachment' && r.attachment?.type === 'queued_command', where).toBe(false);
         }
       }
-    });
+    }
+  });
 
-    it('derives the pinned numbers from the raw lines', () => {
-      for (const file of files) {
-        const got = Object.fromEntries(derivedOf(file).map((d) => [d.sourceId, d.counts]));
-        expect(got, rel(file)).toEqual(pinned[rel(file)]);
-      }
-    });
+  it('derives the pinned numbers from the raw lines', () => {
+    for (const file of files) {
+      const got = Object.fromEntries(derivedOf(file).map((d) => [d.sourceId, d.counts]));
+      expect(got, rel(file)).toEqual(pinned[rel(file)]);
+    }
+  });
 
-    it('each file gives the derived sessions with the derived message, turn, tool-call and tool-result counts', () => {
-      for (const file of files) {
-        const result = parsedOf(file);
-        expect(result.warnings, rel(file)).toEqual([]);
-        expect(result.skipped, rel(file)).toBe(0);
-        expect(result.lines, rel(file)).toBe(readRaw(file).length);
-        const got = result.sessions
-          .map((session) => ({
-            sourceId: session.sourceId,
-            kind: session.kind,
-            origin: session.origin,
-            counts: countsOf(session),
-          }))
-          .sort((a, b) => a.sourceId.localeCompare(b.sourceId));
-        const want = derivedOf(file).map(({ sourceId, kind, origin, counts }) => ({
-          sourceId,
-          kind,
-          origin,
-          counts,
-        }));
-        expect(got, rel(file)).toEqual(want);
-        for (const session of result.sessions) {
-          // No call and no result twice: each distinct id above is one part.
-          const calls = session.messages.flatMap(toolCalls);
-          const results = session.messages.flatMap(toolResults);
-          expect(calls.length, `${rel(file)} ${session.sourceId}`).toBe(new Set(calls.map((x) => x.id)).size);
-          expect(results.length, `${rel(file)} ${session.sourceId}`).toBe(
-            new Set(results.map((x) => x.callId)).size,
-          );
-          expect(splitTurns(session.messages)).toHaveLength(countsOf(session).turns);
-        }
-      }
-    });
-
-    it('every tool call is paired with a result in its session or marked unanswered (and then given a synthetic one)', () => {
-      for (const file of files) {
-        for (const session of parsedOf(file).sessions) {
-          const where = `${rel(file)} ${session.sourceId}`;
-          const answered = new Set(session.messages.flatMap(toolResults).map((r) => r.callId));
-          for (const call of session.messages.flatMap(toolCalls)) {
-            if (answered.has(call.id)) expect(call.unanswered, `${where} ${call.id}`).toBeUndefined();
-            else expect(call.unanswered, `${where} ${call.id}`).toBe(true);
-          }
-          for (const turn of splitTurns(session.messages)) {
-            const calls = toolCalls(turn.response);
-            expect(
-              turn.results.map((r) => r.callId),
-              where,
-            ).toEqual(calls.map((x) => x.id));
-            calls.forEach((call, i) => {
-              const result = turn.results[i];
-              if (call.unanswered)
-                expect(result, `${where} ${call.id}`).toMatchObject({ synthetic: true, isError: true });
-              // A recorded result is found within its own turn, not replaced by a synthetic one.
-              else expect(result?.synthetic, `${where} ${call.id}`).toBeUndefined();
-            });
-          }
-        }
-      }
-    });
-
-    it('a prompt command is the user request it expands to; its invocation and local commands stay harness text', () => {
-      const parent = sessionOf('spotter-subagent-progress.jsonl', sProgress);
-      const users = parent.messages.filter((m) => m.role === 'user');
-      const text = (m: Message) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
-      // `/handgemacht:create-beads <args>` is logged as its invocation, then (isMeta) the prompt it expands to.
-      const invocation = users.find((m) => text(m).includes('<command-name>/handgemacht:create-beads'));
-      const expansion = users.find((m) => text(m).startsWith('Create beads (epic + tasks + dependencies)'));
-      expect(invocation?.injected).toBe(true);
-      expect(expansion?.injected).toBeUndefined();
-      expect(text(expansion as Message)).toContain(
-        '**Arguments**: websearch to learn how to fastest setup credo',
-      );
-      // It is the first thing the user asked: the session's first real user message, and its first turn's prompt.
-      expect(users.find((m) => !m.injected)).toBe(expansion);
-      // A local command (`/mcp`) and its output are not requests to the model.
-      const tools = sessionOf('spotter-tool-heavy.jsonl', 'd6e0bada-1959-4eec-a9d2-0bfade768d8f');
-      const local = tools.messages.filter(
-        (m) => m.role === 'user' && /<command-name>\/mcp|local-command/.test(text(m)),
-      );
-      expect(local.length).toBeGreaterThan(0);
-      for (const message of local) expect(message.injected).toBe(true);
-    });
-
-    it('the mirror-only sub-agent of spotter-subagent-progress is its own child session, spawned by the Task call', () => {
-      const file = 'spotter-subagent-progress.jsonl';
-      const parent = sessionOf(file, sProgress);
-      const child = sessionOf(file, `${sProgress}/agent-afb92ff`);
-      const want = derivedOf(join(dir, file)).find((d) => d.sourceId === child.sourceId);
-      expect(child).toMatchObject({ kind: 'subagent', origin: 'mirror', parentId: parent.id });
-      expect(child.parentToolCallId).toBe(want?.spawnedBy);
-      const task = parent.messages.flatMap(toolCalls).find((call) => call.id === want?.spawnedBy);
-      expect(task?.name).toBe('Task');
-      // None of the mirrored messages is the parent's.
-      const mirrored = new Set(child.messages.map((m) => m.nativeId));
-      expect(parent.messages.filter((m) => mirrored.has(m.nativeId))).toEqual([]);
-    });
-
-    it('the compaction side call is kind compaction, child of the main session', () => {
-      const side = sessionOf(
-        'spotter-258c7280/subagents/agent-acompact-fffbd0.jsonl',
-        `${s258}/agent-acompact-fffbd0`,
-      );
-      const main = sessionOf('spotter-258c7280.jsonl', s258);
-      expect(side).toMatchObject({ kind: 'compaction', parentId: main.id });
-    });
-
-    it('respects the compaction in spotter-258c7280.jsonl: turns after it see the summary and nothing before', () => {
-      const file = join(dir, 'spotter-258c7280.jsonl');
-      const raw = readRaw(file);
-      const boundaries = raw.filter(({ rec }) => rec.subtype === 'compact_boundary');
-      const summaries = raw.filter(({ rec }) => rec.isCompactSummary === true);
-      expect(boundaries).toHaveLength(1);
-      expect(summaries).toHaveLength(1);
-      const boundaryLine = (boundaries[0] as RawLine).line;
-      const responsesBefore = new Set<string>();
-      const responsesAfter = new Set<string>();
-      for (const { line, rec } of raw) {
-        if (rec.type !== 'assistant') continue;
-        (line < boundaryLine ? responsesBefore : responsesAfter).add(rec.message?.id as string);
-      }
-
-      const session = sessionOf('spotter-258c7280.jsonl', s258);
-      const marked = session.messages.filter((m) => m.compaction);
-      expect(marked).toHaveLength(1);
-      const summary = marked[0] as Message;
-      expect(summary).toMatchObject({ role: 'user', injected: true, nativeId: summaries[0]?.rec.uuid });
-      expect(summary.source).toMatchObject({ line: summaries[0]?.line });
-      const at = session.messages.indexOf(summary);
-      const lineOf = (m: Message): number => ('line' in m.source ? m.source.line : Number.NaN);
-
-      const turns = splitTurns(session.messages);
-      const before = turns.filter((t) => t.messageIndex < at);
-      const after = turns.filter((t) => t.messageIndex > at);
-      expect([before.length, after.length]).toEqual([responsesBefore.size, responsesAfter.size]);
-      expect([before.length, after.length]).toEqual([102, 50]);
-      for (const turn of before) expect(turn.context).not.toContain(summary);
-      for (const turn of after) {
-        expect(turn.context[0]).toBe(summary);
-        // Nothing from before the boundary, by position in the session and by line in the file.
-        expect(turn.context.every((m) => session.messages.indexOf(m) >= at)).toBe(true);
-        expect(turn.context.filter((m) => lineOf(m) < boundaryLine)).toEqual([]);
-      }
-      // The first turn after the compaction sees exactly the summary and what followed it (nothing: it answers it).
-      expect(after[0]?.context).toEqual([summary]);
-    });
-
-    it('drops the abandoned rewind branch of dag_compact_after_rewind_preserved.jsonl and keeps the preserved tail', () => {
-      const session = sessionOf('claude-code-log-synthetic/dag_compact_after_rewind_preserved.jsonl', 's2');
-      const ids = session.messages.map((m) => m.nativeId);
-      // b1u "First attempt" / b1a "First answer" were rewound away.
-      expect(ids).not.toContain('b1u');
-      expect(ids).not.toContain('b1a');
-      expect(ids).toEqual(
-        expect.arrayContaining(['u1', 'a1', 'b2u', 'b2a', 'b2u2', 'cs', 'b2a2', 'p1u', 'p1a']),
-      );
-      const byId = (id: string): Message => session.messages.find((m) => m.nativeId === id) as Message;
-      const turns = splitTurns(session.messages);
-      const last = turns.find((t) => t.response.nativeId === 'p1a');
-      // After the compaction the model saw: the summary, the preserved segment (b2a, b2u2, b2a2), then "After
-      // compaction".
-      expect(last?.context.map((m) => m.nativeId)).toEqual(['cs', 'b2a', 'b2u2', 'b2a2', 'p1u']);
-      expect(byId('cs').compaction).toBe(true);
-    });
-
-    it('the preserved tail message b2a2 (written before the compaction) is a turn over the pre-compaction history', () => {
-      // b2a2 "Kept going" has timestamp 10:21, before the boundary (10:30) and the summary (10:30:01), and the
-      // boundary's logicalParentUuid names it as the last message before the compaction: the model wrote it seeing
-      // the live branch, not a summary that did not exist yet. Only its parentUuid was re-pointed at the summary
-      // when the segment was preserved. Its turn must not be given a context that starts with the summary.
-      const session = sessionOf('claude-code-log-synthetic/dag_compact_after_rewind_preserved.jsonl', 's2');
-      const turn = splitTurns(session.messages).find((t) => t.response.nativeId === 'b2a2');
-      expect(turn?.context.map((m) => m.nativeId)).toEqual(['u1', 'a1', 'b2u', 'b2a', 'b2u2']);
-    });
-
-    describe('ingesting the whole folder', () => {
-      let store: ReturnType<typeof tempStore>;
-      let first: PathSummary;
-      let second: PathSummary;
-      let rows: ReturnType<SessionStore['list']> extends Generator<infer R> ? R[] : never;
-
-      // What the store must hold: every derived session once by its own id; a session from its own file wins over
-      // a mirror of it in the parent's file.
-      const expected = (): Map<string, Derived> => {
-        const out = new Map<string, Derived>();
-        for (const file of files) {
-          for (const d of derivedOf(file)) {
-            const seen = out.get(d.sourceId);
-            if (!seen || (seen.origin === 'mirror' && d.origin === 'file')) out.set(d.sourceId, d);
-          }
-        }
-        return out;
-      };
-
-      beforeAll(() => {
-        store = tempStore();
-        [first] = ingest(store.db, [dir]) as [PathSummary];
-        rows = [...new SessionStore(store.db).list()];
-        [second] = ingest(store.db, [dir]) as [PathSummary];
-      });
-      afterAll(() => store?.close());
-
-      it('reads every transcript and stores each expected session once', () => {
-        const want = expected();
-        expect(first.error).toBeUndefined();
-        expect(first.warnings).toEqual([]);
-        expect(first.files).toEqual({
-          read: files.length,
-          unchanged: 0,
-          // SOURCES.md, the JSON schema, the sub-agent .meta.json sidecar.
-          ignored: allFiles(dir).length - files.length,
-          failed: 0,
-        });
-        // agent-a881341 has its own file, so its mirror in the parent is never built: nothing is stored twice.
-        expect(first.sessions).toEqual({ new: want.size, updated: 0, unchanged: 0 });
-        expect(rows).toHaveLength(want.size);
-        expect(want.size).toBe(10);
-        expect(new Set(rows.map((r) => r.source_id))).toEqual(new Set(want.keys()));
-        for (const row of rows) {
-          const d = want.get(row.source_id) as Derived;
-          expect(
-            {
-              kind: row.kind,
-              origin: row.origin,
-              messages: row.message_count,
-              turns: row.turn_count,
-              toolCalls: row.tool_call_count,
-              unanswered: row.unanswered_count,
-            },
-            row.source_id,
-          ).toEqual({
-            kind: d.kind,
-            origin: d.origin,
-            messages: d.counts.messages,
-            turns: d.counts.turns,
-            toolCalls: d.counts.toolCalls,
-            unanswered: d.counts.unanswered,
-          });
-          const loaded = new SessionStore(store.db).load(row.id);
-          expect(countsOf(loaded?.session as Session), row.source_id).toEqual(d.counts);
-        }
-      });
-
-      it('gives every sub-agent and compaction session the id of its parent as parent_id', () => {
-        const want = expected();
-        const children = rows.filter((r) => r.kind !== 'main');
-        expect(children.map((r) => r.source_id).sort()).toEqual(
-          [...want.values()]
-            .filter((d) => d.kind !== 'main')
-            .map((d) => d.sourceId)
-            .sort(),
+  it('each file gives the derived sessions with the derived message, turn, tool-call and tool-result counts', () => {
+    for (const file of files) {
+      const result = parsedOf(file);
+      expect(result.warnings, rel(file)).toEqual([]);
+      expect(result.skipped, rel(file)).toBe(0);
+      expect(result.lines, rel(file)).toBe(readRaw(file).length);
+      const got = result.sessions
+        .map((session) => ({
+          sourceId: session.sourceId,
+          kind: session.kind,
+          origin: session.origin,
+          counts: countsOf(session),
+        }))
+        .sort((a, b) => a.sourceId.localeCompare(b.sourceId));
+      const want = derivedOf(file).map(({ sourceId, kind, origin, counts }) => ({
+        sourceId,
+        kind,
+        origin,
+        counts,
+      }));
+      expect(got, rel(file)).toEqual(want);
+      for (const session of result.sessions) {
+        // No call and no result twice: each distinct id above is one part.
+        const calls = session.messages.flatMap(toolCalls);
+        const results = session.messages.flatMap(toolResults);
+        expect(calls.length, `${rel(file)} ${session.sourceId}`).toBe(new Set(calls.map((x) => x.id)).size);
+        expect(results.length, `${rel(file)} ${session.sourceId}`).toBe(
+          new Set(results.map((x) => x.callId)).size,
         );
-        for (const row of rows) {
-          const parentSourceId = want.get(row.source_id)?.parentSourceId;
-          if (parentSourceId === undefined) {
-            expect(row.parent_id, row.source_id).toBeNull();
-            continue;
-          }
-          const parent = rows.find((r) => r.source_id === parentSourceId && r.kind === 'main');
-          expect(parent, row.source_id).toBeDefined();
-          expect(row.parent_id, row.source_id).toBe(parent?.id);
+        expect(splitTurns(session.messages)).toHaveLength(countsOf(session).turns);
+      }
+    }
+  });
+
+  it('every tool call is paired with a result in its session or marked unanswered (and then given a synthetic one)', () => {
+    for (const file of files) {
+      for (const session of parsedOf(file).sessions) {
+        const where = `${rel(file)} ${session.sourceId}`;
+        const answered = new Set(session.messages.flatMap(toolResults).map((r) => r.callId));
+        for (const call of session.messages.flatMap(toolCalls)) {
+          if (answered.has(call.id)) expect(call.unanswered, `${where} ${call.id}`).toBeUndefined();
+          else expect(call.unanswered, `${where} ${call.id}`).toBe(true);
         }
-      });
+        for (const turn of splitTurns(session.messages)) {
+          const calls = toolCalls(turn.response);
+          expect(
+            turn.results.map((r) => r.callId),
+            where,
+          ).toEqual(calls.map((x) => x.id));
+          calls.forEach((call, i) => {
+            const result = turn.results[i];
+            if (call.unanswered)
+              expect(result, `${where} ${call.id}`).toMatchObject({ synthetic: true, isError: true });
+            // A recorded result is found within its own turn, not replaced by a synthetic one.
+            else expect(result?.synthetic, `${where} ${call.id}`).toBeUndefined();
+          });
+        }
+      }
+    }
+  });
 
-      it('stores the mirror-derived sub-agent once, and agent-a881341 once with origin file despite its mirror', () => {
-        const mirrored = rows.filter((r) => r.source_id === `${sProgress}/agent-afb92ff`);
-        expect(mirrored).toHaveLength(1);
-        expect(mirrored[0]).toMatchObject({ origin: 'mirror', kind: 'subagent' });
-        const real = rows.filter((r) => r.source_id.endsWith('/agent-a881341'));
-        expect(real).toHaveLength(1);
-        expect(real[0]).toMatchObject({
-          source_id: `${s258}/agent-a881341`,
-          origin: 'file',
-          source_file: join(dir, 'spotter-258c7280', 'subagents', 'agent-a881341.jsonl'),
-          message_count:
-            pinned['spotter-258c7280/subagents/agent-a881341.jsonl']?.[`${s258}/agent-a881341`]?.messages,
-        });
-      });
+  it('a prompt command is the user request it expands to; its invocation and local commands stay harness text', () => {
+    const parent = sessionOf('spotter-subagent-progress.jsonl', sProgress);
+    const users = parent.messages.filter((m) => m.role === 'user');
+    const text = (m: Message) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+    // `/handgemacht:create-beads <args>` is logged as its invocation, then (isMeta) the prompt it expands to.
+    const invocation = users.find((m) => text(m).includes('<command-name>/handgemacht:create-beads'));
+    const expansion = users.find((m) => text(m).startsWith('Create beads (epic + tasks + dependencies)'));
+    expect(invocation?.injected).toBe(true);
+    expect(expansion?.injected).toBeUndefined();
+    expect(text(expansion as Message)).toContain(
+      '**Arguments**: websearch to learn how to fastest setup credo',
+    );
+    // It is the first thing the user asked: the session's first real user message, and its first turn's prompt.
+    expect(users.find((m) => !m.injected)).toBe(expansion);
+    // A local command (`/mcp`) and its output are not requests to the model.
+    const tools = sessionOf('spotter-tool-heavy.jsonl', 'd6e0bada-1959-4eec-a9d2-0bfade768d8f');
+    const local = tools.messages.filter(
+      (m) => m.role === 'user' && /<command-name>\/mcp|local-command/.test(text(m)),
+    );
+    expect(local.length).toBeGreaterThan(0);
+    for (const message of local) expect(message.injected).toBe(true);
+  });
 
-      it('reports every file unchanged when the folder is ingested again', () => {
-        expect(second.files).toEqual({
-          read: 0,
-          unchanged: files.length,
-          ignored: allFiles(dir).length - files.length,
-          failed: 0,
+  it('the mirror-only sub-agent of spotter-subagent-progress is its own child session, spawned by the Task call', () => {
+    const file = 'spotter-subagent-progress.jsonl';
+    const parent = sessionOf(file, sProgress);
+    const child = sessionOf(file, `${sProgress}/agent-afb92ff`);
+    const want = derivedOf(join(dir, file)).find((d) => d.sourceId === child.sourceId);
+    expect(child).toMatchObject({ kind: 'subagent', origin: 'mirror', parentId: parent.id });
+    expect(child.parentToolCallId).toBe(want?.spawnedBy);
+    const task = parent.messages.flatMap(toolCalls).find((call) => call.id === want?.spawnedBy);
+    expect(task?.name).toBe('Task');
+    // None of the mirrored messages is the parent's.
+    const mirrored = new Set(child.messages.map((m) => m.nativeId));
+    expect(parent.messages.filter((m) => mirrored.has(m.nativeId))).toEqual([]);
+  });
+
+  it('the compaction side call is kind compaction, child of the main session', () => {
+    const side = sessionOf(
+      'spotter-258c7280/subagents/agent-acompact-fffbd0.jsonl',
+      `${s258}/agent-acompact-fffbd0`,
+    );
+    const main = sessionOf('spotter-258c7280.jsonl', s258);
+    expect(side).toMatchObject({ kind: 'compaction', parentId: main.id });
+  });
+
+  it('respects the compaction in spotter-258c7280.jsonl: turns after it see the summary and nothing before', () => {
+    const file = join(dir, 'spotter-258c7280.jsonl');
+    const raw = readRaw(file);
+    const boundaries = raw.filter(({ rec }) => rec.subtype === 'compact_boundary');
+    const summaries = raw.filter(({ rec }) => rec.isCompactSummary === true);
+    expect(boundaries).toHaveLength(1);
+    expect(summaries).toHaveLength(1);
+    const boundaryLine = (boundaries[0] as RawLine).line;
+    const responsesBefore = new Set<string>();
+    const responsesAfter = new Set<string>();
+    for (const { line, rec } of raw) {
+      if (rec.type !== 'assistant') continue;
+      (line < boundaryLine ? responsesBefore : responsesAfter).add(rec.message?.id as string);
+    }
+
+    const session = sessionOf('spotter-258c7280.jsonl', s258);
+    const marked = session.messages.filter((m) => m.compaction);
+    expect(marked).toHaveLength(1);
+    const summary = marked[0] as Message;
+    expect(summary).toMatchObject({ role: 'user', injected: true, nativeId: summaries[0]?.rec.uuid });
+    expect(summary.source).toMatchObject({ line: summaries[0]?.line });
+    const at = session.messages.indexOf(summary);
+    const lineOf = (m: Message): number => ('line' in m.source ? m.source.line : Number.NaN);
+
+    const turns = splitTurns(session.messages);
+    const before = turns.filter((t) => t.messageIndex < at);
+    const after = turns.filter((t) => t.messageIndex > at);
+    expect([before.length, after.length]).toEqual([responsesBefore.size, responsesAfter.size]);
+    expect([before.length, after.length]).toEqual([102, 50]);
+    for (const turn of before) expect(turn.context).not.toContain(summary);
+    for (const turn of after) {
+      expect(turn.context[0]).toBe(summary);
+      // Nothing from before the boundary, by position in the session and by line in the file.
+      expect(turn.context.every((m) => session.messages.indexOf(m) >= at)).toBe(true);
+      expect(turn.context.filter((m) => lineOf(m) < boundaryLine)).toEqual([]);
+    }
+    // The first turn after the compaction sees exactly the summary and what followed it (nothing: it answers it).
+    expect(after[0]?.context).toEqual([summary]);
+  });
+
+  it('drops the abandoned rewind branch of dag_compact_after_rewind_preserved.jsonl and keeps the preserved tail', () => {
+    const session = sessionOf('claude-code-log-synthetic/dag_compact_after_rewind_preserved.jsonl', 's2');
+    const ids = session.messages.map((m) => m.nativeId);
+    // b1u "First attempt" / b1a "First answer" were rewound away.
+    expect(ids).not.toContain('b1u');
+    expect(ids).not.toContain('b1a');
+    expect(ids).toEqual(
+      expect.arrayContaining(['u1', 'a1', 'b2u', 'b2a', 'b2u2', 'cs', 'b2a2', 'p1u', 'p1a']),
+    );
+    const byId = (id: string): Message => session.messages.find((m) => m.nativeId === id) as Message;
+    const turns = splitTurns(session.messages);
+    const last = turns.find((t) => t.response.nativeId === 'p1a');
+    // After the compaction the model saw: the summary, the preserved segment (b2a, b2u2, b2a2), then "After
+    // compaction".
+    expect(last?.context.map((m) => m.nativeId)).toEqual(['cs', 'b2a', 'b2u2', 'b2a2', 'p1u']);
+    expect(byId('cs').compaction).toBe(true);
+  });
+
+  it('the preserved tail message b2a2 (written before the compaction) is a turn over the pre-compaction history', () => {
+    // b2a2 "Kept going" has timestamp 10:21, before the boundary (10:30) and the summary (10:30:01), and the
+    // boundary's logicalParentUuid names it as the last message before the compaction: the model wrote it seeing
+    // the live branch, not a summary that did not exist yet. Only its parentUuid was re-pointed at the summary
+    // when the segment was preserved. Its turn must not be given a context that starts with the summary.
+    const session = sessionOf('claude-code-log-synthetic/dag_compact_after_rewind_preserved.jsonl', 's2');
+    const turn = splitTurns(session.messages).find((t) => t.response.nativeId === 'b2a2');
+    expect(turn?.context.map((m) => m.nativeId)).toEqual(['u1', 'a1', 'b2u', 'b2a', 'b2u2']);
+  });
+
+  describe('ingesting the whole folder', () => {
+    let store: ReturnType<typeof tempStore>;
+    let first: PathSummary;
+    let second: PathSummary;
+    let rows: ReturnType<SessionStore['list']> extends Generator<infer R> ? R[] : never;
+
+    // What the store must hold: every derived session once by its own id; a session from its own file wins over
+    // a mirror of it in the parent's file.
+    const expected = (): Map<string, Derived> => {
+      const out = new Map<string, Derived>();
+      for (const file of files) {
+        for (const d of derivedOf(file)) {
+          const seen = out.get(d.sourceId);
+          if (!seen || (seen.origin === 'mirror' && d.origin === 'file')) out.set(d.sourceId, d);
+        }
+      }
+      return out;
+    };
+
+    beforeAll(() => {
+      store = tempStore();
+      [first] = ingest(store.db, [dir]) as [PathSummary];
+      rows = [...new SessionStore(store.db).list()];
+      [second] = ingest(store.db, [dir]) as [PathSummary];
+    });
+    afterAll(() => store?.close());
+
+    it('reads every transcript and stores each expected session once', () => {
+      const want = expected();
+      expect(first.error).toBeUndefined();
+      expect(first.warnings).toEqual([]);
+      expect(first.files).toEqual({
+        read: files.length,
+        unchanged: 0,
+        // SOURCES.md, the JSON schema, the sub-agent .meta.json sidecar.
+        ignored: allFiles(dir).length - files.length,
+        failed: 0,
+      });
+      // agent-a881341 has its own file, so its mirror in the parent is never built: nothing is stored twice.
+      expect(first.sessions).toEqual({ new: want.size, updated: 0, unchanged: 0 });
+      expect(rows).toHaveLength(want.size);
+      expect(want.size).toBe(10);
+      expect(new Set(rows.map((r) => r.source_id))).toEqual(new Set(want.keys()));
+      for (const row of rows) {
+        const d = want.get(row.source_id) as Derived;
+        expect(
+          {
+            kind: row.kind,
+            origin: row.origin,
+            messages: row.message_count,
+            turns: row.turn_count,
+            toolCalls: row.tool_call_count,
+            unanswered: row.unanswered_count,
+          },
+          row.source_id,
+        ).toEqual({
+          kind: d.kind,
+          origin: d.origin,
+          messages: d.counts.messages,
+          turns: d.counts.turns,
+          toolCalls: d.counts.toolCalls,
+          unanswered: d.counts.unanswered,
         });
-        expect(second.sessions).toEqual({ new: 0, updated: 0, unchanged: 0 });
-        expect(second.messages).toBe(0);
-        expect([...new SessionStore(store.db).list()]).toEqual(rows);
+        const loaded = new SessionStore(store.db).load(row.id);
+        expect(countsOf(loaded?.session as Session), row.source_id).toEqual(d.counts);
+      }
+    });
+
+    it('gives every sub-agent and compaction session the id of its parent as parent_id', () => {
+      const want = expected();
+      const children = rows.filter((r) => r.kind !== 'main');
+      expect(children.map((r) => r.source_id).sort()).toEqual(
+        [...want.values()]
+          .filter((d) => d.kind !== 'main')
+          .map((d) => d.sourceId)
+          .sort(),
+      );
+      for (const row of rows) {
+        const parentSourceId = want.get(row.source_id)?.parentSourceId;
+        if (parentSourceId === undefined) {
+          expect(row.parent_id, row.source_id).toBeNull();
+          continue;
+        }
+        const parent = rows.find((r) => r.source_id === parentSourceId && r.kind === 'main');
+        expect(parent, row.source_id).toBeDefined();
+        expect(row.parent_id, row.source_id).toBe(parent?.id);
+      }
+    });
+
+    it('stores the mirror-derived sub-agent once, and agent-a881341 once with origin file despite its mirror', () => {
+      const mirrored = rows.filter((r) => r.source_id === `${sProgress}/agent-afb92ff`);
+      expect(mirrored).toHaveLength(1);
+      expect(mirrored[0]).toMatchObject({ origin: 'mirror', kind: 'subagent' });
+      const real = rows.filter((r) => r.source_id.endsWith('/agent-a881341'));
+      expect(real).toHaveLength(1);
+      expect(real[0]).toMatchObject({
+        source_id: `${s258}/agent-a881341`,
+        origin: 'file',
+        source_file: join(dir, 'spotter-258c7280', 'subagents', 'agent-a881341.jsonl'),
+        message_count:
+          pinned['spotter-258c7280/subagents/agent-a881341.jsonl']?.[`${s258}/agent-a881341`]?.messages,
       });
     });
-  },
-);
+
+    it('reports every file unchanged when the folder is ingested again', () => {
+      expect(second.files).toEqual({
+        read: 0,
+        unchanged: files.length,
+        ignored: allFiles(dir).length - files.length,
+        failed: 0,
+      });
+      expect(second.sessions).toEqual({ new: 0, updated: 0, unchanged: 0 });
+      expect(second.messages).toBe(0);
+      expect([...new SessionStore(store.db).list()]).toEqual(rows);
+    });
+  });
+});

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeCode } from '../../../src/sources/claude-code/index.js';
 import { codex } from '../../../src/sources/codex/index.js';
@@ -7,24 +7,22 @@ import { codexRoots } from '../../../src/sources/codex/paths.js';
 import { adapters } from '../../../src/sources/registry.js';
 import { root, tempDir } from '../../helpers/cli.js';
 
-// The shared fixtures sit beside the repository; CI may not have them.
+// Every folder is in the repository: one that is missing throws instead of shrinking the check.
 const jsonl = (folder: string): string[] =>
-  !existsSync(folder)
-    ? []
-    : readdirSync(folder).flatMap((name) => {
-        const path = join(folder, name);
-        if (statSync(path).isDirectory()) return jsonl(path);
-        return name.endsWith('.jsonl') ? [path] : [];
-      });
+  readdirSync(folder).flatMap((name) => {
+    const path = join(folder, name);
+    if (statSync(path).isDirectory()) return jsonl(path);
+    return name.endsWith('.jsonl') ? [path] : [];
+  });
 
 const codexFiles = [
   ...jsonl(join(root, 'test', 'fixtures', 'codex')),
-  ...jsonl(resolve(root, '..', 'shared', 'fixtures', 'codex')),
+  ...jsonl(join(root, 'test', 'fixtures', 'real', 'codex')),
 ];
 const claudeFiles = [
   ...jsonl(join(root, 'test', 'fixtures', 'claude-code')),
   ...jsonl(join(root, 'sample-sessions')),
-  ...jsonl(resolve(root, '..', 'shared', 'fixtures', 'claude-code')),
+  ...jsonl(join(root, 'test', 'fixtures', 'real', 'claude-code')),
 ];
 
 describe('codex detection', () => {

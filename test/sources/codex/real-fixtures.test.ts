@@ -1,10 +1,11 @@
-// Independent verification of the Codex adapter against the real rollouts in shared/fixtures/codex. Every expected
-// number is derived in this file from the raw JSON lines by small counting code that shares nothing with the adapter
-// (no helper of src/sources); the adapter's output and the store's rows are compared with it. The derived numbers
-// are also pinned in a table, so a silent change of the derivation (or of the fixtures) shows up.
+// Independent verification of the Codex adapter against the real rollouts in test/fixtures/real/codex (copied from
+// shared/fixtures/codex; SOURCES.md there says where from). Every expected number is derived in this file from the
+// raw JSON lines by small counting code that shares nothing with the adapter (no helper of src/sources); the
+// adapter's output and the store's rows are compared with it. The derived numbers are also pinned in a table, so a
+// silent change of the derivation (or of the fixtures) shows up.
 
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionId } from '../../../src/model/ids.js';
 import { type Message, toolCalls, toolResults } from '../../../src/model/session.js';
@@ -16,8 +17,7 @@ import { SessionStore } from '../../../src/store/sessions.js';
 import { root } from '../../helpers/cli.js';
 import { tempStore } from '../../helpers/store.js';
 
-// In CI the repository is cloned into another folder with a copy of shared/ beside it.
-const dir = resolve(root, '..', 'shared', 'fixtures', 'codex');
+const dir = join(root, 'test', 'fixtures', 'real', 'codex');
 
 // ---------------------------------------------------------------------------------------------------------------
 // The raw lines, as far as this file reads them.
@@ -218,8 +218,8 @@ const pinned: Record<string, Counts> = {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe.skipIf(!existsSync(dir))('codex adapter on the real rollouts (shared/fixtures/codex)', () => {
-  const files = existsSync(dir) ? jsonlFiles(dir) : [];
+describe('codex adapter on the real rollouts (test/fixtures/real/codex)', () => {
+  const files = jsonlFiles(dir);
   const rel = (file: string): string => relative(dir, file);
   type Parsed = Omit<FileResult, 'sessions'> & { sessions: ParsedSession[] };
   const parsed = new Map<string, Parsed>();

@@ -245,17 +245,12 @@ describe.each(['export', 'tree', 'v1'] as const)('opencode %s', (generation) => 
   });
 });
 
+// Real output of an opencode 1.1.49 server, copied from shared/fixtures/opencode (SOURCES.md there says where from).
+const captured = join(root, 'test', 'fixtures', 'real', 'opencode', 'sandbox-agent-native');
+
 describe('opencode export of the API shape', () => {
   it('reads a real 1.1.49 `GET /session/{id}/message` list ([{info, parts}]): one step per assistant message', () => {
-    const file = join(
-      root,
-      '..',
-      'shared',
-      'fixtures',
-      'opencode',
-      'sandbox-agent-native',
-      'messages-after-2.json',
-    );
+    const file = join(captured, 'messages-after-2.json');
     expect(opencode.detect(file)).toBe(true);
     const [session] = read(file).sessions;
     expect(session?.sourceId).toBe('ses_3ce42bdb9ffeEIUUu08AuKTJms');
@@ -275,15 +270,7 @@ describe('opencode export of the API shape', () => {
   });
 
   it('does not claim JSON that is not an export', () => {
-    const info = join(
-      root,
-      '..',
-      'shared',
-      'fixtures',
-      'opencode',
-      'sandbox-agent-native',
-      'session-details.json',
-    );
+    const info = join(captured, 'session-details.json');
     expect(opencode.detect(info)).toBe(false);
     expect(opencode.detect(join(root, 'package.json'))).toBe(false);
   });

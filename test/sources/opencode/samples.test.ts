@@ -15,11 +15,14 @@ import { prompts, recordOpencodeSessions, titles } from '../../helpers/opencode-
 
 const samples = join(root, 'sample-sessions', 'opencode');
 const sample = join(samples, 'opencode.db');
+// The project path the committed sample was recorded in: fixed, so the sample does not name a random temporary
+// folder, and spelled out rather than built from tmpdir(), which is another folder wherever TMPDIR is set (every
+// Mac). opencode's result titles in the sample are relative to it (`tmp/ada/todo-api/src/todos.js` below).
+const projectParent = '/tmp/ada';
+const project = `${projectParent}/todo-api`;
 
 describe.runIf(process.env.OPENCODE_SAMPLES === 'regenerate')('regenerating the opencode samples', () => {
   it('records the scenario with the real binary and keeps a compact copy of its database', async () => {
-    // A fixed project path, so the sample's cwd does not name a random temporary folder.
-    const project = join(tmpdir(), 'ada', 'todo-api');
     const recorded = await recordOpencodeSessions({ project });
     try {
       const work = mkdtempSync(join(tmpdir(), 'opencode-sample-'));
@@ -40,7 +43,7 @@ describe.runIf(process.env.OPENCODE_SAMPLES === 'regenerate')('regenerating the 
     } finally {
       recorded.home.remove();
       // The fixed project's parent, left empty.
-      rmdirSync(join(tmpdir(), 'ada'), { maxRetries: 0 });
+      rmdirSync(projectParent, { maxRetries: 0 });
     }
   }, 300_000);
 });
@@ -65,7 +68,7 @@ describe('the committed opencode sample (real opencode 1.18.33 output)', () => {
     expect(result.warnings).toEqual([]);
     expect(result.notes).toEqual([]);
     expect(main?.version).toBe('1.18.33');
-    expect(main?.cwd).toBe(join(tmpdir(), 'ada', 'todo-api'));
+    expect(main?.cwd).toBe(project);
   });
 
   it('has every tool the scenario called, and one failed read', () => {
