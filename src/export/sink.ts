@@ -1,54 +1,303 @@
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs';
+import {
+  constants,
+  fstatSync,
+  lstatSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
+import { type FileHandle, open, rename } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+
+/** What is at an `--out` path, which decides how it is written. */
+export type TargetKind = 'new' | 'file' | 'link' | 'character device' | 'block device' | 'fifo' | 'socket';
 
 /**
- * Where rows go: a file, written under a temporary name and renamed into place when complete (a killed export
- * leaves no half dataset under the real name), or stdout. Writes wait for the stream to drain, so memory stays flat
- * however fast rows are made and however slow the reader is.
+ * Where the rows of one output go. A regular file, a path that does not exist yet, or a symbolic link whose final
+ * target is one of those, is written `atomic`ally: under a temporary name beside `writesTo` (the link's target,
+ * so the link stays a link), renamed onto it when complete — a killed or failed export leaves no half dataset
+ * under the real name. Anything else (a device, a FIFO, a socket, `/dev/stdout`) is written in place: renaming a
+ * file over it would replace the device node or the pipe with a plain file and its reader would never see a row.
+ */
+export interface Target {
+  /** The path as given. */
+  path: string;
+  kind: TargetKind;
+  /** The file the rows end up in: `path`, or the final target of a link. */
+  writesTo: string;
+  atomic: boolean;
+  /** Reached through a `/proc/…/fd` link (`/dev/stdout`, `/dev/fd/N`): an open descriptor, not a name. */
+  descriptor: boolean;
+}
+
+/** A write that failed, said plainly: the path as given, the cause in words, and what is left there. */
+export class SinkError extends Error {
+  constructor(
+    readonly path: string,
+    readonly code: string | undefined,
+    cause: string,
+    readonly hint: string,
+  ) {
+    super(`cannot write ${path}: ${cause}${code ? ` (${code})` : ''}`);
+    this.name = 'SinkError';
+  }
+}
+
+const causes: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EFBIG: 'file too large',
+  EPIPE: 'its reader went away before every row was written',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  ENXIO: 'no device answers there',
+  ELOOP: 'too many levels of symbolic links',
+  ENAMETOOLONG: 'the name is too long',
+  EIO: 'input/output error',
+};
+
+/** `written`: rows may have reached an in-place target before the error (a write failed, not the open). */
+function failure(
+  target: Pick<Target, 'path' | 'atomic'> & { kind?: TargetKind },
+  error: unknown,
+  written = false,
+): SinkError {
+  if (error instanceof SinkError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  let cause = (code && causes[code]) ?? (error as Error).message;
+  if (code === 'ENOENT') cause = target.atomic ? 'its directory does not exist' : 'it does not exist';
+  if (code === 'ENXIO' && target.kind === 'socket')
+    cause = 'it is a socket, which cannot be opened as a file';
+  const hint = target.atomic
+    ? 'nothing was written under that name'
+    : written
+      ? 'it was written in place: what reached it before the error is all it got'
+      : 'nothing was written to it';
+  return new SinkError(target.path, code, cause, hint);
+}
+
+function kindOf(stats: Stats): TargetKind | 'directory' {
+  if (stats.isFile()) return 'file';
+  if (stats.isDirectory()) return 'directory';
+  if (stats.isSymbolicLink()) return 'link';
+  if (stats.isCharacterDevice()) return 'character device';
+  if (stats.isBlockDevice()) return 'block device';
+  if (stats.isFIFO()) return 'fifo';
+  return 'socket';
+}
+
+function lstatOrMissing(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+const isDirectory = (path: string): SinkError =>
+  failure({ path, atomic: true }, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
+
+/** Linux allows 40 links in a path; a longer chain is a loop. */
+const maxLinks = 40;
+
+/** What `path` is and how to write it; nothing is opened or created. */
+export function targetOf(path: string): Target {
+  const plain = (kind: TargetKind, writesTo: string): Target => ({
+    path,
+    kind,
+    writesTo,
+    atomic: kind === 'new' || kind === 'file',
+    descriptor: false,
+  });
+  try {
+    const stats = lstatOrMissing(path);
+    if (!stats) return plain('new', path);
+    const kind = kindOf(stats);
+    if (kind === 'directory') throw isDirectory(path);
+    if (kind !== 'link') return plain(kind, path);
+    // Follow the chain one link at a time, to find the file to put the temporary beside.
+    let current = path;
+    for (let hop = 0; hop < maxLinks; hop++) {
+      const directory = realpathSync(dirname(current));
+      if (directory.startsWith('/proc/')) {
+        // `/dev/stdout` → `/proc/self/fd/1` → `pipe:[123]`: a descriptor's "target" is no path to create or
+        // rename onto. The kernel follows it on open, to the pipe, terminal or file the descriptor holds.
+        const opened = kindOf(statSync(path));
+        if (opened === 'directory') throw isDirectory(path);
+        return { path, kind: opened, writesTo: path, atomic: false, descriptor: true };
+      }
+      const next = resolve(directory, readlinkSync(current));
+      const reached = lstatOrMissing(next);
+      // A dangling link: writing through it creates its target, as a shell's `>` would.
+      if (!reached) return { ...plain('link', next), atomic: true };
+      const kind = kindOf(reached);
+      if (kind === 'directory') throw isDirectory(path);
+      if (kind === 'file') return { ...plain('link', next), atomic: true };
+      if (kind !== 'link') return plain(kind, next);
+      current = next;
+    }
+    throw Object.assign(new Error('ELOOP'), { code: 'ELOOP' });
+  } catch (error) {
+    throw failure({ path, atomic: true }, error);
+  }
+}
+
+/**
+ * Whether an in-place target is the very file our stdout is (`--out /dev/stdout`, or the pipe stdout goes to):
+ * then nothing else may be written to stdout between its rows, and a reader that left ends the export as it does
+ * for stdout.
+ */
+export function sharesStdout(target: Target | undefined): boolean {
+  if (!target || target.atomic) return false;
+  try {
+    const ours = fstatSync(1);
+    const theirs = statSync(target.path);
+    return ours.dev === theirs.dev && ours.ino === theirs.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where rows go: a file or device (see Target), or stdout. Opened before the first row, so a path that cannot be
+ * written fails before any work and an export of zero rows still leaves its (empty) file. Writes wait for the
+ * stream to drain, so memory stays flat however fast rows are made and however slow the reader is.
  */
 export class Sink {
-  private readonly stream: Writable;
-  private readonly temporary?: string;
   rows = 0;
   bytes = 0;
-  /** A write failed (a full disk): every later write throws it. */
-  private failure: Error | undefined;
+  /** A write failed (a full disk, a reader gone): every later write throws it. */
+  private failure: SinkError | undefined;
 
-  constructor(readonly file?: string) {
-    if (file) {
-      this.temporary = `${file}.${process.pid}.tmp`;
-      this.stream = createWriteStream(this.temporary, { flags: 'w' });
-    } else this.stream = process.stdout;
+  private constructor(
+    /** Undefined for stdout. */
+    readonly target: Target | undefined,
+    private readonly stream: Writable,
+    private readonly temporary?: string,
+  ) {
     this.stream.on('error', (error: Error) => {
-      this.failure ??= error;
+      this.failure ??= failure(target ?? { path: 'stdout', atomic: false }, error, true);
     });
   }
 
+  /** The given path (undefined: stdout). */
+  get file(): string | undefined {
+    return this.target?.path;
+  }
+
+  /** Opens `file` as its kind asks (a FIFO's open waits for a reader), or stdout when there is none. */
+  static async open(file: string | undefined): Promise<Sink> {
+    if (file === undefined) return new Sink(undefined, process.stdout);
+    const target = targetOf(file);
+    if (!target.atomic) {
+      // A socket cannot be opened by name (ENXIO): `--out /dev/stdout` with stdout a socket, as a Node or Python
+      // parent spawns us, writes to the descriptor itself.
+      if (target.kind === 'socket' && sharesStdout(target)) return new Sink(target, process.stdout);
+      // No O_CREAT: a device that vanished meanwhile must not come back as a regular file. No O_TRUNC: devices
+      // and pipes have nothing to cut, and a file behind `/dev/stdout` (`>> log`) is appended to, never emptied.
+      const append = target.kind === 'file' ? constants.O_APPEND : 0;
+      let handle: FileHandle;
+      try {
+        handle = await open(file, constants.O_WRONLY | append);
+      } catch (error) {
+        throw failure(target, error);
+      }
+      return new Sink(target, handle.createWriteStream());
+    }
+    const temporary = `${target.writesTo}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+    let handle: FileHandle;
+    try {
+      // O_EXCL: never write through something that appeared under the temporary name.
+      handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
+    } catch (error) {
+      throw failure(target, error);
+    }
+    try {
+      if (target.kind !== 'new') await keepOwnership(handle, target.writesTo);
+    } catch (error) {
+      await handle.close();
+      rmSync(temporary, { force: true });
+      throw failure(target, error);
+    }
+    return new Sink(target, handle.createWriteStream(), temporary);
+  }
+
+  /** One row, as a line. */
   async write(row: string): Promise<void> {
-    if (this.failure) throw this.failure;
-    const line = `${row}\n`;
     this.rows++;
-    this.bytes += Buffer.byteLength(line);
-    if (!this.stream.write(line)) await once(this.stream, 'drain');
+    await this.text(`${row}\n`);
   }
 
+  /** Text as it is (a whole companion file). */
+  async text(text: string): Promise<void> {
+    if (this.failure) throw this.failure;
+    this.bytes += Buffer.byteLength(text);
+    if (!this.stream.write(text)) {
+      try {
+        await once(this.stream, 'drain');
+      } catch {
+        // The error listener has turned it into this.failure.
+      }
+      if (this.failure) throw this.failure;
+    }
+  }
+
+  /** Flushes and closes; an atomic target is then renamed into place. */
   async close(): Promise<void> {
-    if (!this.temporary || !this.file) return;
-    const stream = this.stream as WriteStream;
+    if (this.stream === process.stdout) return;
     if (this.failure) throw this.failure;
-    await new Promise<void>((resolve, reject) => {
-      stream.once('error', reject);
-      stream.end(() => resolve());
-    });
+    this.stream.end();
+    // Settles once the descriptor is closed (a file stream emits 'close'), so an error from close() counts too;
+    // a rejection is already this.failure.
+    await finished(this.stream).catch(() => undefined);
     if (this.failure) throw this.failure;
-    renameSync(this.temporary, this.file);
+    if (!this.temporary || !this.target) return;
+    try {
+      await rename(this.temporary, this.target.writesTo);
+    } catch (error) {
+      this.abandon();
+      throw failure(this.target, error);
+    }
   }
 
   /** Gives up: the temporary file goes, the real name is left as it was. */
   abandon(): void {
-    if (!this.temporary) return;
-    (this.stream as WriteStream).destroy();
-    rmSync(this.temporary, { force: true });
+    if (this.stream === process.stdout) return;
+    this.stream.destroy();
+    if (this.temporary) rmSync(this.temporary, { force: true });
+  }
+}
+
+/**
+ * The replacement keeps the replaced file's permissions (a dataset made private stays private) and, where we may
+ * (root writing a user's file), its owner.
+ */
+async function keepOwnership(handle: FileHandle, replaced: string): Promise<void> {
+  const stats = statSync(replaced, { throwIfNoEntry: false });
+  if (!stats) return;
+  await handle.chmod(stats.mode & 0o777);
+  if (stats.uid !== process.getuid?.() || stats.gid !== process.getgid?.())
+    await handle.chown(stats.uid, stats.gid).catch(() => undefined);
+}
+
+/** A whole small file (a companion), with the same care for what is at its path as the rows get. */
+export async function writeWhole(file: string, content: string): Promise<void> {
+  const sink = await Sink.open(file);
+  try {
+    await sink.text(content);
+    await sink.close();
+  } catch (error) {
+    sink.abandon();
+    throw error;
   }
 }

@@ -1,16 +1,16 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { TrainOn } from '../../export/build.js';
 import { formatFor } from '../../export/formats/index.js';
 import { Redactor } from '../../export/redact.js';
 import { Exporter, type ExportReport } from '../../export/run.js';
 import type { Unit } from '../../export/sample.js';
-import { Sink } from '../../export/sink.js';
+import { Sink, SinkError, sharesStdout, type Target, targetOf, writeWhole } from '../../export/sink.js';
 import { type Side, splitFile } from '../../export/split.js';
 import { openDb } from '../../store/db.js';
 import { RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
-import { UserError } from '../errors.js';
+import { ExitCode, UserError } from '../errors.js';
 import { err, formatBytes, progressBar, say, writeOut } from '../output.js';
 import { atLeast, dbOption, jsonOption, minResultBytes } from './options.js';
 
@@ -209,14 +209,11 @@ async function runExport(db: ReturnType<typeof openDb>, options: ExportOptions):
         }
       : undefined;
 
-  const sinks = new Map<Side, Sink>();
+  const split = options.split !== undefined;
+  const sinks = await openSinks(options.out, split);
   const sinkFor = (side: Side): Sink => {
-    let sink = sinks.get(side);
-    if (!sink) {
-      const file = options.out && options.split !== undefined ? splitFile(options.out, side) : options.out;
-      sink = new Sink(file);
-      sinks.set(side, sink);
-    }
+    const sink = sinks.get(side);
+    if (!sink) throw new Error(`no output for the ${side} side`);
     return sink;
   };
   const exporter = new Exporter(
@@ -242,39 +239,103 @@ async function runExport(db: ReturnType<typeof openDb>, options: ExportOptions):
     for (const sink of sinks.values()) await sink.close();
   } catch (error) {
     for (const sink of sinks.values()) sink.abandon();
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOSPC' || code === 'EACCES' || code === 'EROFS' || code === 'ENOENT' || code === 'EISDIR')
-      throw new UserError(
-        `cannot write ${options.out}: ${(error as Error).message}`,
-        'nothing was written under that name; check the directory exists and has room',
-      );
-    throw error;
+    // `--out /dev/stdout | head`: the reader went away, which is how pipes end, as for plain stdout.
+    const ours = [...sinks.values()].some((sink) => sharesStdout(sink.target));
+    if (ours && error instanceof SinkError && error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw plainly(error);
   } finally {
     bar.end();
   }
+  if (split) {
+    for (const [side, sink] of sinks) if (sink.rows === 0) say(`${side}: 0 samples (empty file written)`);
+  }
+  // The companion registers a dataset file under its name; a device or a pipe has none worth registering.
   if (format.companion) {
     for (const sink of sinks.values()) {
-      if (!sink.file) continue;
+      if (!sink.file || !sink.target?.atomic) continue;
       const companion = format.companion(sink.file);
-      writeFileSync(companion.file, mergedCompanion(companion.file, companion.content));
+      await writeWhole(companion.file, mergedCompanion(companion.file, companion.content)).catch(
+        (error: unknown) => {
+          throw plainly(error);
+        },
+      );
       say(`${err.dim('wrote')} ${companion.file}`);
     }
   }
 
   const report = exporter.report;
-  const files = [...sinks.values()].map((sink) => sink.file).filter((f): f is string => f !== undefined);
+  const written = [...sinks].map(([side, sink]) => ({ side, sink }));
+  const files = written.flatMap(({ sink }) => (sink.target?.atomic ? [sink.target.path] : []));
   if (options.json) {
-    const json = JSON.stringify({ ...report, files }, null, 2);
-    if (options.out) writeOut(json);
-    else say(json);
+    const outputs = written.map(({ side, sink }) => ({
+      path: sink.file ?? null,
+      kind: sink.target?.kind ?? 'stdout',
+      writesTo: sink.target?.writesTo ?? null,
+      inPlace: sink.target ? !sink.target.atomic : true,
+      ...(split ? { side } : {}),
+      samples: sink.rows,
+      bytes: sink.bytes,
+    }));
+    const json = JSON.stringify({ ...report, files, outputs }, null, 2);
+    // The JSON goes to stdout only when the rows do not.
+    const rowsOnStdout = written.some(({ sink }) => !sink.target || sharesStdout(sink.target));
+    if (rowsOnStdout) say(json);
+    else writeOut(json);
   } else
     say(
       formatExport(
         report,
-        files,
-        [...sinks.values()].reduce((n, s) => n + s.bytes, 0),
+        written.map(({ sink }) => sink),
+        split,
       ),
     );
+}
+
+/**
+ * The outputs, opened before the first row is made: a path that cannot be written fails before any work, and
+ * every output exists at the end even with no row for it (both sides of a split, always).
+ */
+async function openSinks(out: string | undefined, split: boolean): Promise<Map<Side, Sink>> {
+  const sinks = new Map<Side, Sink>();
+  try {
+    if (!split || out === undefined) {
+      sinks.set('train', await Sink.open(out));
+      return sinks;
+    }
+    const target = targetOf(out);
+    if (!target.atomic)
+      throw new UserError(
+        `--split cannot write beside ${out}: it is a ${kindName(target)}, with no FILE.train and FILE.validation`,
+        'pass --out with a file name: FILE.train… and FILE.validation… are written beside it',
+      );
+    for (const side of ['train', 'validation'] as const)
+      sinks.set(side, await Sink.open(splitFile(out, side)));
+    return sinks;
+  } catch (error) {
+    for (const sink of sinks.values()) sink.abandon();
+    throw plainly(error);
+  }
+}
+
+/** A write that failed is the user's to fix (room, permissions, a reader), said in one line: exit 1. */
+function plainly(error: unknown): unknown {
+  return error instanceof SinkError ? new UserError(error.message, error.hint, ExitCode.failure) : error;
+}
+
+function kindName(target: Target): string {
+  if (target.kind === 'fifo') return target.descriptor ? 'pipe' : 'FIFO';
+  return target.kind;
+}
+
+/** Where a sink's rows went, in words: a file, a link and its target, or a device written in place. */
+function describeSink(sink: Sink): string {
+  const target = sink.target;
+  const size = formatBytes(sink.bytes);
+  if (!target) return `stdout (${size})`;
+  if (!target.atomic) return `${target.path} (${kindName(target)}, written in place, ${size})`;
+  return target.kind === 'link'
+    ? `${target.path} → ${target.writesTo} (${size})`
+    : `${target.path} (${size})`;
 }
 
 /**
@@ -299,12 +360,12 @@ function counts(record: Record<string, number>): string {
   return `${total} (${entries.map(([k, v]) => `${k}: ${v}`).join(', ')})`;
 }
 
-function formatExport(report: ExportReport, files: string[], bytes: number): string {
+function formatExport(report: ExportReport, sinks: Sink[], split: boolean): string {
   const s = report.samples;
   const lines = [
     `export ${report.format} from ${report.from}, per ${report.unit}, training on ${report.trainOn}: ${s.written} sample(s) from ${report.sessions} session(s)` +
-      (s.validation > 0 || files.length > 1 ? ` (train ${s.train}, validation ${s.validation})` : ''),
-    `written     ${files.length > 0 ? files.join(', ') : 'stdout'} (${formatBytes(bytes)})`,
+      (split ? ` (train ${s.train}, validation ${s.validation})` : ''),
+    `written     ${sinks.map(describeSink).join(', ')}`,
     `tokens      ${report.tokens.total} in all, ${report.tokens.trained} trained (o200k_base)`,
     `duplicates  ${report.duplicates} dropped`,
     `skipped     ${counts(report.skipped)}`,
