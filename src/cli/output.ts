@@ -55,6 +55,8 @@ export function formatBytes(bytes: number): string {
  * erased when done so the data on stdout is never mixed with it.
  */
 export function progressBar(label: string): {
+  /** Whether the bar is drawn at all (stderr is a terminal, not in CI). */
+  readonly enabled: boolean;
   update(done: number, total: number, detail: string): void;
   end(): void;
 } {
@@ -62,6 +64,7 @@ export function progressBar(label: string): {
   let last = 0;
   let drawn = false;
   return {
+    enabled,
     update(done, total, detail) {
       if (!enabled) return;
       const now = Date.now();

@@ -26,8 +26,17 @@ export interface ReplayRun {
   /** Replaces the recorded system prompt (and the per-agent default where none was recorded). */
   systemPrompt?: string;
   onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
+  /** A session of the run is finished: every turn it will get was asked (for progress). */
+  onSession?: (event: SessionEnd) => void;
   /** How tool results are shown: repeats elided, long ones cut. Absent: as recorded. */
   shown?: ShownSettings;
+}
+
+/** How a session of a run ended; `note` says why one was not replayed. */
+export interface SessionEnd {
+  sessionId: string;
+  status: 'done' | 'diverged' | 'failed';
+  note?: string;
 }
 
 export interface ForcedRun extends ReplayRun {
@@ -44,6 +53,8 @@ interface Job {
   elided: number;
   cut: number;
   bytesSaved: number;
+  /** The session's last turn to ask in this run. */
+  last?: boolean;
 }
 
 /** How a session's calls are compared: paths relative to its cwd, arguments at the catalogue's defaults. */
@@ -92,7 +103,7 @@ export async function replayForced(run: ForcedRun): Promise<void> {
     record(run, head.job, outcome);
   };
 
-  for (const job of jobs(run)) {
+  for (const job of marked(jobs(run))) {
     if (fatal) break;
     const started = performance.now();
     // One signal per call, tied to the run's: the SDKs add an abort listener to the signal they are given and
@@ -118,6 +129,16 @@ export async function replayForced(run: ForcedRun): Promise<void> {
     await Promise.allSettled(window.map((entry) => entry.result));
     throw fatal;
   }
+}
+
+/** Marks each session's last job, looking one job ahead (jobs come session by session). */
+function* marked(all: Iterable<Job>): Generator<Job> {
+  let previous: Job | undefined;
+  for (const job of all) {
+    if (previous) yield Object.assign(previous, { last: previous.session.id !== job.session.id });
+    previous = job;
+  }
+  if (previous) yield Object.assign(previous, { last: true });
 }
 
 /** A signal aborted with `parent`, whose link to it is dropped by `release` once the call has settled. */
@@ -151,9 +172,11 @@ function* jobs(run: ForcedRun): Generator<Job> {
     const { session, own } = loaded;
     const tools = chatTools(toolsFor(session));
     const shown = elideOptions(session.agent, run.shown);
+    let asked = 0;
     for (const turn of turns(session.messages, own)) {
       const number = turn.index + 1;
       if (run.done.has(turnKey(session.id, number))) continue;
+      asked++;
       const { messages, fates } = shown
         ? elideRepeats(turn.context, shown)
         : { messages: turn.context, fates: [] };
@@ -169,6 +192,8 @@ function* jobs(run: ForcedRun): Generator<Job> {
         bytesSaved: saved.bytesSaved,
       };
     }
+    // Nothing to ask (no model turn, or all done before a resume): finished as soon as it is reached.
+    if (asked === 0) run.onSession?.({ sessionId: session.id, status: 'done' });
   }
 }
 
@@ -195,6 +220,7 @@ function record(
       bytesSaved: job.bytesSaved,
     });
     run.onTurn?.({ sessionId: session.id, turn: number, ok: false });
+    if (job.last) run.onSession?.({ sessionId: session.id, status: 'done' });
     return;
   }
   const calls = compareCalls(outcome.message.tool_calls ?? [], original.tool_calls ?? [], matching(session));
@@ -239,4 +265,5 @@ function record(
     bytesSaved: job.bytesSaved,
   });
   run.onTurn?.({ sessionId: session.id, turn: number, ok: true });
+  if (job.last) run.onSession?.({ sessionId: session.id, status: 'done' });
 }

@@ -231,6 +231,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
       });
       run.runs.setSessionStatus(run.runId, session.id, 'failed');
       run.onTurn?.({ sessionId: session.id, turn: number, ok: false });
+      run.onSession?.({ sessionId: session.id, status: 'failed' });
       return;
     }
     const latency = Math.round(performance.now() - started);
@@ -283,4 +284,5 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
     state = apply(completion.message, true);
   }
   run.runs.setSessionStatus(run.runId, session.id, state === 'diverged' ? 'diverged' : 'done');
+  run.onSession?.({ sessionId: session.id, status: state === 'diverged' ? 'diverged' : 'done' });
 }

@@ -1,4 +1,15 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { readLines } from '../sources/lines.js';
 import type { ChatMessage, ChatTool } from './chat.js';
 
@@ -81,6 +92,43 @@ export class PairsWriter {
       throw error;
     }
     return { writer: new PairsWriter(path, fd), done, cut };
+  }
+
+  /**
+   * Takes the pairs of `run` for these sessions out of the file (a session replayed again from its start
+   * supersedes them). The file is rewritten beside itself and renamed over, so a kill leaves either the old
+   * file or the new one, never a mix. Returns how many pairs were taken out; the file is untouched when none.
+   */
+  static supersede(path: string, run: string, sessions: ReadonlySet<string>): number {
+    const temporary = `${path}.${process.pid}.tmp`;
+    let removed = 0;
+    const fd = openSync(temporary, 'wx');
+    try {
+      const lines = readLines(path, {
+        onOversize: (line) => {
+          throw new PairsFileError(`${path}:${line.number}: a line of ${line.bytes} bytes cannot be kept`);
+        },
+      });
+      for (const line of lines) {
+        const pair = JSON.parse(line.text) as Pair;
+        if (pair.run === run && sessions.has(pair.session)) {
+          removed++;
+          continue;
+        }
+        const bytes = Buffer.from(`${line.text}\n`);
+        let written = 0;
+        while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+      }
+      fsyncSync(fd);
+    } catch (error) {
+      closeSync(fd);
+      rmSync(temporary, { force: true });
+      throw error;
+    }
+    closeSync(fd);
+    if (removed === 0) rmSync(temporary);
+    else renameSync(temporary, path);
+    return removed;
   }
 
   write(pair: Pair): void {

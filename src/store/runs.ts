@@ -80,6 +80,17 @@ export interface CheckSummary {
   roots: string[];
 }
 
+/** One reason turns of a run failed, as the provider or the agent said it. */
+export interface FailureCause {
+  cause: string;
+  count: number;
+  /** The first turn it hit, in the run's session order. */
+  first: { sessionId: string; turn: number };
+}
+
+/** Distinct failure causes listed with a run; the rest are summed into the last entry. */
+const causesListed = 10;
+
 /** Per-run figures, computed by SQL over the run's turns. */
 export interface RunFigures {
   sessions: number;
@@ -91,10 +102,12 @@ export interface RunFigures {
   callsPredicted: number;
   callsOriginal: number;
   callsMatched: number;
-  /** Of the calls the model made, the share the original also made (1 when it made none). */
-  precision: number;
-  /** Of the original's calls, the share the model made too (1 when there were none). */
-  recall: number;
+  /** Of the calls the model made, the share the original also made; null (undefined) when it made none. */
+  precision: number | null;
+  /** Of the original's calls, the share the model made too; null when the original made none. */
+  recall: number | null;
+  /** Why turns failed: each distinct cause, most frequent first, with the first turn it hit. */
+  failures: FailureCause[];
   misses: number;
   promptTokens: number;
   completionTokens: number;
@@ -260,6 +273,27 @@ export class RunStore {
     );
   }
 
+  /**
+   * Forgets what the run recorded of one session (its turns and misses), leaving it pending: the session is
+   * replayed again from its start. All at once, so the figures never count half of it.
+   */
+  restartSession(runId: string, sessionId: string): void {
+    this.db.transaction(() => {
+      this.sql('DELETE FROM run_turns WHERE run_id = ? AND session_id = ?').run(runId, sessionId);
+      this.sql('DELETE FROM run_misses WHERE run_id = ? AND session_id = ?').run(runId, sessionId);
+      this.setSessionStatus(runId, sessionId, 'pending');
+    })();
+  }
+
+  /** Turns of one session of the run: answered and failed. */
+  sessionTurns(runId: string, sessionId: string): { done: number; failed: number } {
+    const row = this.sql(
+      `SELECT coalesce(sum(status = 'ok'), 0) AS done, coalesce(sum(status = 'failed'), 0) AS failed
+       FROM run_turns WHERE run_id = ? AND session_id = ?`,
+    ).get(runId, sessionId) as { done: number; failed: number };
+    return row;
+  }
+
   sessionStatus(runId: string, sessionId: string): string | undefined {
     return this.sql('SELECT status FROM run_sessions WHERE run_id = ? AND session_id = ?')
       .pluck()
@@ -375,8 +409,9 @@ export class RunStore {
       callsPredicted: n('predicted'),
       callsOriginal: n('original'),
       callsMatched: n('matched'),
-      precision: n('predicted') === 0 ? 1 : n('matched') / n('predicted'),
-      recall: n('original') === 0 ? 1 : n('matched') / n('original'),
+      precision: n('predicted') === 0 ? null : n('matched') / n('predicted'),
+      recall: n('original') === 0 ? null : n('matched') / n('original'),
+      failures: n('failed') === 0 ? [] : this.failures(runId),
       misses,
       promptTokens: n('prompt'),
       completionTokens: n('completion'),
@@ -389,6 +424,47 @@ export class RunStore {
       },
       firstDivergence: divergence,
     };
+  }
+
+  /**
+   * The distinct causes of the run's failed turns with their counts and the first turn each hit (by the
+   * session's place in the run, then the turn). Beyond the first few, the rest are summed up as one entry.
+   */
+  failures(runId: string): FailureCause[] {
+    // Causes that differ only in their numbers (token counts, message counts, ports) are one cause: each is
+    // shown by the text of its first occurrence. A status code after "HTTP " stays apart: 400 is not 500.
+    const classes = new Map<string, { cause: string; count: number; order: string }>();
+    const rows = this.sql(
+      `SELECT coalesce(t.error, 'no cause recorded') AS cause,
+         printf('%010d %010d %s', coalesce(rs.position, 0), t.turn, t.session_id) AS "order"
+       FROM run_turns t
+       LEFT JOIN run_sessions rs ON rs.run_id = t.run_id AND rs.session_id = t.session_id
+       WHERE t.run_id = ? AND t.status = 'failed'`,
+    ).iterate(runId) as Iterable<{ cause: string; order: string }>;
+    for (const row of rows) {
+      const key = row.cause.replace(/(?<!HTTP )\d+/g, '#');
+      const known = classes.get(key);
+      if (!known) classes.set(key, { cause: row.cause, count: 1, order: row.order });
+      else {
+        known.count++;
+        if (row.order < known.order) Object.assign(known, { cause: row.cause, order: row.order });
+      }
+    }
+    const sorted = [...classes.values()].sort((a, b) => b.count - a.count || (a.order < b.order ? -1 : 1));
+    const firstOf = (order: string) => {
+      const [, turn, sessionId] = order.split(' ');
+      return { sessionId: sessionId ?? '', turn: Number(turn) };
+    };
+    const listed = sorted.length <= causesListed ? sorted : sorted.slice(0, causesListed - 1);
+    const causes = listed.map((c) => ({ cause: c.cause, count: c.count, first: firstOf(c.order) }));
+    const rest = sorted.slice(listed.length);
+    if (rest.length > 0)
+      causes.push({
+        cause: `${rest.length} other cause(s)`,
+        count: rest.reduce((n, c) => n + c.count, 0),
+        first: firstOf(rest.map((c) => c.order).sort()[0] ?? ''),
+      });
+    return causes;
   }
 
   *list(): Generator<RunRow> {

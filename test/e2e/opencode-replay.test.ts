@@ -474,18 +474,31 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
       // The pair written before the kill is whole.
       expect(readPairs(out)).toHaveLength(1);
 
-      // --resume: opencode cannot go on from the middle of a session, so the begun one is said and kept as it is.
+      // --resume: opencode cannot go on from the middle of a session, so the begun one is replayed again from its
+      // start in a new opencode session; the pair of the killed attempt is replaced, not kept beside the new ones.
       const runs = JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as {
         id: string;
         out: string;
+        status: string;
       }[];
       const killed = runs.find((r) => r.out === out);
       expect(killed).toBeDefined();
+      server.push(...steps.flat());
       const resumed = await run(['replay', '--resume', killed?.id ?? '', '--db', db, '--json']);
       expect(resumed.exitCode).toBe(0);
-      expect(resumed.stderr).toContain('begun by the interrupted run; opencode cannot resume it mid-way');
-      expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', driver: 'opencode', turnsDone: 1 });
-      expect(readPairs(out)).toHaveLength(1);
+      expect(resumed.stderr).toContain(
+        'begun by the interrupted run; opencode cannot continue a session mid-way, so it is replayed again from its start',
+      );
+      expect(resumed.stderr).toContain('1 earlier pair(s) of those sessions taken out');
+      const all = steps.flat().length;
+      expect(JSON.parse(resumed.stdout)).toMatchObject({
+        status: 'done',
+        driver: 'opencode',
+        turnsDone: all,
+        turnsFailed: 0,
+      });
+      const pairs = readPairs(out) as { turn: number }[];
+      expect(pairs.map((p) => p.turn)).toEqual(Array.from({ length: all }, (_, i) => i + 1));
       expect(snapshot(ws)).toEqual(before);
     } finally {
       await server.close();

@@ -60,7 +60,7 @@ const runsJson = async (...args: string[]) =>
 
 describe('replay under the side-effect checker', () => {
   it('checks the recorded cwd and reports a clean run, with its own files inside it left out', async () => {
-    const result = await replay(['--json']);
+    const result = await replay(['--json', '--quiet']);
     expect(result.stderr).toBe('');
     expect(result.exitCode).toBe(0);
     const output = JSON.parse(result.stdout);

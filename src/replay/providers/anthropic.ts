@@ -126,7 +126,7 @@ export function anthropicProvider(options: HttpOptions): Provider {
           : await client.messages.create(body, signal ? { signal } : {});
         return toCompletion(response);
       } catch (error) {
-        throw providerError(error, options.name);
+        throw providerError(error, options.name, options.baseURL);
       }
     },
   };

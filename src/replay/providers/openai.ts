@@ -64,7 +64,7 @@ export function openaiProvider(options: HttpOptions): Provider {
           finishReason: choice.finish_reason,
         };
       } catch (error) {
-        throw providerError(error, options.name);
+        throw providerError(error, options.name, options.baseURL);
       }
     },
   };

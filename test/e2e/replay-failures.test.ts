@@ -1,0 +1,256 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bin, root, run, tempDir } from '../helpers/cli.js';
+import { type ModelServer, startModelServer } from '../helpers/model-server.js';
+
+// Every answer a replay gives about failure must be one a user can act on: why turns failed (each cause, how
+// often, where first), a server that is not there stops the run at once, a run that answered nothing is a
+// failed run, a stopped run can always be resumed, and options that contradict each other are refused.
+let dir: ReturnType<typeof tempDir>;
+let db: string;
+let server: ModelServer | undefined;
+
+beforeAll(async () => {
+  const setup = tempDir();
+  db = join(setup.path, 'replay.db');
+  expect((await run(['ingest', 'sample-sessions', '--db', db])).exitCode).toBe(0);
+});
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  dir.remove();
+});
+
+const out = () => join(dir.path, 'pairs.jsonl');
+const replay = (args: string[]) => run(['replay', '--db', db, '--out', out(), ...args]);
+
+/** A port nothing listens on: one that was free a moment ago. */
+async function deadPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+interface Figures {
+  id: string;
+  status: string;
+  error: string | null;
+  turnsDone: number;
+  turnsFailed: number;
+  precision: number | null;
+  recall: number | null;
+  wallSeconds: number | null;
+  failures: { cause: string; count: number; first: { sessionId: string; turn: number } }[];
+}
+
+describe('failed turns say why', () => {
+  it('lists each distinct cause with its count and first turn in replay, replay --json, runs RUN_ID and its --json', async () => {
+    // Odd-length contexts get a context-length 400 whose text names their size; the rest a 500.
+    server = await startModelServer({
+      responders: [
+        (request) =>
+          (request.messages?.length ?? 0) % 2 === 1
+            ? {
+                error: {
+                  status: 400,
+                  message: `context_length_exceeded: ${request.messages?.length} messages`,
+                },
+              }
+            : { error: { status: 500, message: 'upstream exploded' } },
+      ],
+    });
+    const args = ['--all', '--model', 'openai:m', '--base-url', server.baseURL, '--retries', '0'];
+    const text = await replay([...args, '--force']);
+    expect(text.exitCode).toBe(1);
+    const json = await replay([...args, '--force', '--json']);
+    expect(json.exitCode).toBe(1);
+    const report = JSON.parse(json.stdout) as Figures;
+
+    // Counted independently from what the server was asked and how it answered.
+    const asked = server.chatRequests().slice(-report.turnsFailed);
+    const by400 = asked.filter((r) => r.reply?.error?.status === 400).length;
+    const by500 = asked.filter((r) => r.reply?.error?.status === 500).length;
+    expect(by400 + by500).toBe(report.turnsFailed);
+    expect(by400).toBeGreaterThan(0);
+    expect(by500).toBeGreaterThan(0);
+
+    // Causes that differ only in a number are one cause; 400 and 500 stay apart.
+    expect(
+      report.failures.map((f) => [f.cause.replace(/\d+ messages/, 'N messages'), f.count]).sort(),
+    ).toEqual(
+      [
+        ['openai:m: HTTP 400: context_length_exceeded: N messages', by400],
+        ['openai:m: HTTP 500: upstream exploded', by500],
+      ].sort(),
+    );
+    for (const failure of report.failures) {
+      expect(failure.first.sessionId).toMatch(/^[0-9a-f]{8}/);
+      expect(failure.first.turn).toBeGreaterThan(0);
+    }
+    // Every turn failed: the run failed, and no share of calls is made up for it.
+    expect(report).toMatchObject({ status: 'failed', error: 'every turn failed', turnsDone: 0 });
+    expect(report.precision).toBeNull();
+
+    for (const output of [text.stdout, (await run(['runs', report.id, '--db', db])).stdout]) {
+      expect(output).toMatch(/failed \(every turn failed\)/);
+      expect(output).toMatch(/failed {6}\d+ × openai:m: HTTP (400|500): .* \(first: [0-9a-f]{8} turn \d+\)/);
+      expect(output).toContain(`${by500} × openai:m: HTTP 500: upstream exploded (first: `);
+      expect(output).toContain('precision –');
+      expect(output).not.toContain('precision 100.0%');
+    }
+    const shown = JSON.parse((await run(['runs', report.id, '--db', db, '--json'])).stdout) as Figures;
+    expect(shown.failures).toEqual(report.failures);
+    // The same run, the same wall time, whichever command shows it.
+    expect(shown.wallSeconds).toBe(report.wallSeconds);
+  });
+
+  it('a server that is not there stops the run at the first call, after the retries', async () => {
+    const port = await deadPort();
+    const result = await replay([
+      '--all',
+      '--force',
+      '--json',
+      '--model',
+      'openai:m',
+      '--base-url',
+      `http://127.0.0.1:${port}/v1`,
+      '--retries',
+      '1',
+      '--concurrency',
+      '1',
+    ]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(
+      `error: openai:m: cannot connect (ECONNREFUSED) to http://127.0.0.1:${port}/v1: connect ECONNREFUSED`,
+    );
+    expect(result.stderr).toMatch(/hint: nothing more was asked; fix it and continue with --resume run_/);
+    const [listed] = (JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as Figures[]).slice(-1);
+    expect(listed).toMatchObject({ status: 'failed', turnsDone: 0, turnsFailed: 0 });
+  });
+
+  it('a host that does not resolve stops the run too', async () => {
+    const result = await replay([
+      '--all',
+      '--force',
+      '--model',
+      'openai:m',
+      '--base-url',
+      'http://replay-history-test.invalid/v1',
+      '--retries',
+      '0',
+    ]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(
+      /error: openai:m: cannot connect \((ENOTFOUND|EAI_AGAIN)\) to http:\/\/replay-history-test\.invalid\/v1/,
+    );
+  });
+});
+
+describe('a replay stopped by a signal', () => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+    ['SIGINT', 130],
+  ] as const)('%s marks the run interrupted, says how to resume, and exits %i', async (signal, code) => {
+    // The first answer comes at once, the next hangs: the signal lands while a call is in flight.
+    server = await startModelServer({ turns: [{ text: 'first' }, { text: 'late', delayMs: 60_000 }] });
+    const child = execa(
+      'node',
+      [
+        bin,
+        'replay',
+        '6f1c2a34',
+        '--db',
+        db,
+        '--out',
+        out(),
+        '--force',
+        '--model',
+        'openai:m',
+        '--base-url',
+        server.baseURL,
+        '--concurrency',
+        '1',
+      ],
+      { reject: false, cwd: root, env: { NO_COLOR: '1' } },
+    );
+    const deadline = Date.now() + 30_000;
+    while (server.chatRequests().length < 2 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(server.chatRequests()).toHaveLength(2);
+    child.kill(signal);
+    const result = await child;
+    expect(result.exitCode).toBe(code);
+    expect(String(result.stderr)).toMatch(
+      new RegExp(`interrupted \\(${signal}\\); continue with: replay-history replay --resume run_`),
+    );
+    const [last] = (JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as Figures[]).slice(-1);
+    expect(last).toMatchObject({ status: 'interrupted', error: `stopped by ${signal}`, turnsDone: 1 });
+    // The pair of the answered turn is whole; the resume hint works.
+    expect(readFileSync(out(), 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    server.push({ text: 'again' }, { text: 'again' }, { text: 'again' }, { text: 'again' });
+    const resumed = await run(['replay', '--resume', last?.id ?? '', '--db', db, '--json']);
+    expect(resumed.exitCode).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', turnsDone: 5, turnsFailed: 0 });
+  });
+});
+
+describe('options that contradict each other', () => {
+  it('--append --force is refused before the pairs file is touched', async () => {
+    expect((await replay(['6f1c2a34', '--force'])).exitCode).toBe(0);
+    const before = readFileSync(out(), 'utf8');
+    const result = await replay(['--all', '--append', '--force']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('error: --append and --force contradict each other');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(readFileSync(out(), 'utf8')).toBe(before);
+  });
+
+  it('--all with targets is refused', async () => {
+    const result = await replay(['--all', '6f1c2a34']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain(
+      'error: --all replays every stored session: drop it or the targets (6f1c2a34)',
+    );
+    expect(existsSync(out())).toBe(false);
+  });
+
+  it('--resume refuses options it would otherwise ignore', async () => {
+    const first = JSON.parse((await replay(['6f1c2a34', '--force', '--json'])).stdout) as Figures;
+    const result = await run(['replay', '--resume', first.id, '--db', db, '--model', 'openai:other']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain(
+      'error: --resume goes on with the options the run was started with: --model cannot be changed',
+    );
+  });
+});
+
+describe('progress', () => {
+  it('says each finished session on stderr when it is not a terminal, and nothing with --quiet', async () => {
+    const result = await replay(['--all', '--force', '--json']);
+    expect(result.exitCode).toBe(0);
+    const report = JSON.parse(result.stdout) as Figures & { sessions: number };
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(report.sessions);
+    lines.forEach((line, i) => {
+      expect(line).toMatch(
+        new RegExp(`^session ${i + 1}/${report.sessions} [0-9a-f]{8} done: \\d+ turn\\(s\\)$`),
+      );
+    });
+    const total = lines.reduce((n, line) => n + Number(/done: (\d+)/.exec(line)?.[1]), 0);
+    expect(total).toBe(report.turnsDone);
+
+    const quiet = await replay(['--all', '--force', '--json', '--quiet']);
+    expect(quiet.exitCode).toBe(0);
+    expect(quiet.stderr).toBe('');
+  });
+});
