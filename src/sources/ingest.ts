@@ -1,4 +1,5 @@
 import type { Stats } from 'node:fs';
+import { type Message, toolCalls } from '../model/session.js';
 import type { Db } from '../store/db.js';
 import { SourceFiles } from '../store/files.js';
 import { SessionStore } from '../store/sessions.js';
@@ -12,13 +13,25 @@ export interface PathSummary {
   /** The path could not be read at all (it does not exist, or cannot be opened). */
   error?: string;
   files: { read: number; unchanged: number; ignored: number; failed: number };
+  /** Each ignored file and why: nothing in it was a session log to read. */
+  ignored: IgnoredFile[];
+  /** `unchanged` also counts the sessions stored from files skipped as unchanged (not read again). */
   sessions: { new: number; updated: number; unchanged: number };
+  /** Messages this ingest added: all of a new session's, only the new ones of a session that grew. */
   messages: number;
+  /** Tool calls in the added messages. */
   toolCalls: number;
+  /** Sessions whose earlier messages changed are stored again whole: their messages and tool calls. */
+  rewritten: { messages: number; toolCalls: number };
   lines: number;
   skippedLines: number;
   warnings: Warning[];
   notes: string[];
+}
+
+export interface IgnoredFile {
+  file: string;
+  reason: 'empty file' | 'not a session log of any supported agent';
 }
 
 /** Called after each file with files done, total files, bytes done and total bytes. */
@@ -28,9 +41,11 @@ function emptySummary(path: string): PathSummary {
   return {
     path,
     files: { read: 0, unchanged: 0, ignored: 0, failed: 0 },
+    ignored: [],
     sessions: { new: 0, updated: 0, unchanged: 0 },
     messages: 0,
     toolCalls: 0,
+    rewritten: { messages: 0, toolCalls: 0 },
     lines: 0,
     skippedLines: 0,
     warnings: [],
@@ -89,21 +104,35 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
   let done = 0;
   let bytes = 0;
 
+  const unchanged = new Map<PathSummary, string[]>();
   for (const { summary, found } of summaries) {
     // Main transcripts before sub-agent files, so a parent exists before its children when both are new.
     found.sort((a, b) => Number(a.file.includes('/subagents/')) - Number(b.file.includes('/subagents/')));
+    const skipped: string[] = [];
     for (const { file, stat, explicit } of found) {
-      const read = ingestFile(db, store, files, file, stat, explicit, summary);
-      if (read && stat.size > largeFile) afterLargeFile?.();
+      const fate = ingestFile(db, store, files, file, stat, explicit, summary);
+      if (fate === 'read' && stat.size > largeFile) afterLargeFile?.();
+      if (fate === 'unchanged') skipped.push(file);
       done++;
       bytes += stat.size;
       progress?.(done, total, bytes, totalBytes);
     }
+    if (skipped.length > 0) unchanged.set(summary, skipped);
+  }
+  // Counted once everything is stored: a session another file of this ingest took over (a sub-agent's own file
+  // read after its mirror in the parent) is that file's, and is counted there, never twice.
+  if (unchanged.size > 0) {
+    const perFile = store.countPerFile();
+    for (const [summary, skipped] of unchanged)
+      for (const file of skipped) summary.sessions.unchanged += perFile.get(file) ?? 0;
   }
   return summaries.map((s) => s.summary);
 }
 
-/** Reads one file into the store, unless it is unchanged or unreadable. Returns whether it was read. */
+const callsIn = (messages: readonly Message[]): number =>
+  messages.reduce((n, message) => n + toolCalls(message).length, 0);
+
+/** Reads one file into the store, unless it is unchanged, not a log, or unreadable. */
 function ingestFile(
   db: Db,
   store: SessionStore,
@@ -112,11 +141,12 @@ function ingestFile(
   stat: Stats,
   explicit: boolean,
   summary: PathSummary,
-): boolean {
+): 'read' | 'unchanged' | 'ignored' | 'failed' {
   if (stat.size === 0) {
     if (explicit) summary.notes.push(`${file}: empty file, nothing to ingest`);
     summary.files.ignored++;
-    return false;
+    summary.ignored.push({ file, reason: 'empty file' });
+    return 'ignored';
   }
   const known = files.get(file);
   if (known) {
@@ -129,20 +159,21 @@ function ingestFile(
       known.parser === reader?.version
     ) {
       summary.files.unchanged++;
-      return false;
+      return 'unchanged';
     }
   }
   const before = summary.warnings.length;
   const adapter = adapterFor(file, summary.warnings);
   if (!adapter && summary.warnings.length > before) {
     summary.files.failed++;
-    return false;
+    return 'failed';
   }
   if (!adapter) {
     if (explicit)
       summary.warnings.push({ file, message: 'not a session log of any supported agent; skipped' });
     summary.files.ignored++;
-    return false;
+    summary.ignored.push({ file, reason: 'not a session log of any supported agent' });
+    return 'ignored';
   }
   // Taken before reading: a log that grows while it is read must look changed next time.
   const print = fingerprint(adapter, file, stat);
@@ -152,7 +183,7 @@ function ingestFile(
   } catch (error) {
     summary.files.failed++;
     summary.warnings.push(unreadable(file, error));
-    return false;
+    return 'failed';
   }
   const sessions = parsed.sessions[Symbol.iterator]();
   const next = (): IteratorResult<ParsedSession> => {
@@ -162,18 +193,28 @@ function ingestFile(
       throw new InputError((error as Error).message);
     }
   };
-  const counted = { messages: 0, toolCalls: 0, outcomes: { new: 0, updated: 0, unchanged: 0 } };
+  const counted = {
+    messages: 0,
+    toolCalls: 0,
+    rewritten: { messages: 0, toolCalls: 0 },
+    outcomes: { new: 0, updated: 0, unchanged: 0 },
+  };
   try {
     // One transaction per unit: an interrupted ingest leaves the store as it was before this unit.
     db.transaction(() => {
       for (let step = next(); !step.done; step = next()) {
         const session = step.value;
-        const { outcome, stored } = store.save(session, file);
+        const { outcome, added, rewritten, stored } = store.save(session, file);
         if (outcome === 'kept') continue;
         counted.outcomes[outcome]++;
-        if (outcome === 'unchanged') continue;
-        counted.messages += stored.messages;
-        counted.toolCalls += stored.toolCalls;
+        if (rewritten) {
+          counted.rewritten.messages += stored.messages;
+          counted.rewritten.toolCalls += stored.toolCalls;
+        } else if (added > 0) {
+          // What was added is the tail of the session (a copied history the store leaves out is its head).
+          counted.messages += added;
+          counted.toolCalls += callsIn(session.messages.slice(session.messages.length - added));
+        }
       }
       for (const spawn of parsed.spawns) store.saveSpawn(spawn, adapter.agent);
       files.put({
@@ -194,7 +235,7 @@ function ingestFile(
       message: `${error.message}; nothing from it was stored`,
       unreadable: true,
     });
-    return false;
+    return 'failed';
   }
   summary.warnings.push(...parsed.warnings);
   summary.notes.push(...parsed.notes.map((note) => `${file}: ${note}`));
@@ -202,8 +243,10 @@ function ingestFile(
   summary.skippedLines += parsed.skipped;
   summary.messages += counted.messages;
   summary.toolCalls += counted.toolCalls;
+  summary.rewritten.messages += counted.rewritten.messages;
+  summary.rewritten.toolCalls += counted.rewritten.toolCalls;
   for (const outcome of ['new', 'updated', 'unchanged'] as const)
     summary.sessions[outcome] += counted.outcomes[outcome];
   summary.files.read++;
-  return true;
+  return 'read';
 }

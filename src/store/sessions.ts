@@ -86,10 +86,17 @@ export class SessionStore {
   save(
     parsed: ParsedSession,
     sourceFile: string,
-  ): { outcome: SaveOutcome; added: number; stored: { messages: number; toolCalls: number } } {
+  ): {
+    outcome: SaveOutcome;
+    /** Messages written by this save: all of them for a new or rewritten session, the new tail of one that grew. */
+    added: number;
+    /** The stored messages were not a prefix of the new ones: they were all replaced. */
+    rewritten: boolean;
+    stored: { messages: number; toolCalls: number };
+  } {
     const existing = this.row(parsed.id);
     if (existing && parsed.origin === 'mirror' && existing.origin === 'file')
-      return { outcome: 'kept', added: 0, stored: { messages: 0, toolCalls: 0 } };
+      return { outcome: 'kept', added: 0, rewritten: false, stored: { messages: 0, toolCalls: 0 } };
     const { origin, ...session } = parsed;
     const { messages, continues } = this.dropCopiedHistory(session);
     if (continues) session.continues = continues;
@@ -119,6 +126,7 @@ export class SessionStore {
     };
 
     let keep = 0;
+    let rewritten = false;
     if (existing) {
       const stored = this.sql('SELECT hash FROM messages WHERE session_id = ? ORDER BY seq')
         .pluck()
@@ -128,11 +136,15 @@ export class SessionStore {
         return {
           outcome: 'unchanged',
           added: 0,
+          rewritten: false,
           stored: { messages: row.message_count, toolCalls: row.tool_call_count },
         };
       }
       if (isPrefix) keep = stored.length;
-      else this.sql('DELETE FROM messages WHERE session_id = ?').run(session.id);
+      else {
+        this.sql('DELETE FROM messages WHERE session_id = ?').run(session.id);
+        rewritten = true;
+      }
       this.sql(
         `UPDATE sessions SET kind=@kind, origin=@origin, parent_id=@parent_id,
              parent_tool_call_id=@parent_tool_call_id, continues_session_id=@continues_session_id,
@@ -165,6 +177,7 @@ export class SessionStore {
     return {
       outcome: existing ? 'updated' : 'new',
       added: messages.length - keep,
+      rewritten,
       // What the session holds of its own, copied history left out.
       stored: { messages: row.message_count, toolCalls: row.tool_call_count },
     };
@@ -317,6 +330,14 @@ export class SessionStore {
     )
       .pluck()
       .all(path, under) as string[];
+  }
+
+  /** How many sessions were stored from each log file (by the path they were read by), in one pass. */
+  countPerFile(): Map<string, number> {
+    const rows = this.sql(
+      'SELECT source_file AS file, count(*) AS n FROM sessions WHERE source_file IS NOT NULL GROUP BY source_file',
+    ).all() as { file: string; n: number }[];
+    return new Map(rows.map((row) => [row.file, row.n]));
   }
 
   /** Every session id, oldest first. */

@@ -66,7 +66,8 @@ describe('store', () => {
     const [second] = ingest(store.db, [file]);
     expect(parse).toHaveBeenCalledTimes(1);
     expect(second?.files).toEqual({ read: 0, unchanged: 1, ignored: 0, failed: 0 });
-    expect(second?.sessions).toEqual({ new: 0, updated: 0, unchanged: 0 });
+    // The file was not read, and its session is counted as what it is: unchanged.
+    expect(second?.sessions).toEqual({ new: 0, updated: 0, unchanged: 1 });
   });
 
   it('adds only the new messages of a file that grew, leaving stored rows as they were', () => {
@@ -86,6 +87,7 @@ describe('store', () => {
     appendFileSync(file, `${lines[5]}\n`);
     const [summary] = ingest(store.db, [file]);
     expect(summary?.sessions).toEqual({ new: 0, updated: 1, unchanged: 0 });
+    expect(summary).toMatchObject({ messages: 1, rewritten: { messages: 0, toolCalls: 0 } });
     const after = rows();
     expect(after).toHaveLength(4);
     expect(after.slice(0, 3)).toEqual(before);

@@ -18,6 +18,7 @@ export function registerIngest(program: Command): void {
       '[paths...]',
       'log files or directories; default: every agent’s own log directory on this machine',
     )
+    .option('--verbose', 'name every ignored file with the reason, and print every warning (on stderr)')
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
@@ -26,11 +27,17 @@ export function registerIngest(program: Command): void {
 Re-running on unchanged input reads nothing again; a log that grew adds only its new messages.
 Bad lines are reported with file:line and skipped; the rest is still ingested.
 
+The summary counts sessions new, updated and unchanged (those in files not read again included), the
+messages and tool calls this ingest added (a log that grew by one message adds 1), and files read,
+unchanged, ignored (not a session log, or empty: --verbose names them, --json lists them as "ignored")
+and unreadable.
+
 Examples:
   $ replay-history ingest ~/.claude/projects
+  $ replay-history ingest sample-sessions --verbose
   $ replay-history ingest sample-sessions --db /tmp/replay.db --json`,
     )
-    .action((paths: string[], options: { db: string; json?: boolean }) => {
+    .action((paths: string[], options: { db: string; json?: boolean; verbose?: boolean }) => {
       const targets = paths.length > 0 ? paths : adapters.flatMap((adapter) => adapter.defaultRoots());
       if (targets.length === 0) {
         throw new UserError(
@@ -51,7 +58,7 @@ Examples:
         bar.end();
         db.close();
       }
-      report(summaries, options.json === true);
+      report(summaries, options.json === true, options.verbose === true);
       const unreadable = summaries.some(
         (s) => s.error !== undefined || s.files.failed > 0 || s.warnings.some((w) => w.unreadable),
       );
@@ -59,15 +66,20 @@ Examples:
     });
 }
 
-function report(summaries: PathSummary[], json: boolean): void {
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function report(summaries: PathSummary[], json: boolean, verbose: boolean): void {
   for (const summary of summaries) {
     if (summary.error) say(`${err.red('error:')} ${summary.path}: ${summary.error}`);
-    for (const warning of summary.warnings.slice(0, shownWarnings)) {
+    const shown = verbose ? summary.warnings : summary.warnings.slice(0, shownWarnings);
+    for (const warning of shown) {
       warn(`${warning.file}${warning.line !== undefined ? `:${warning.line}` : ''}: ${warning.message}`);
     }
-    const more = summary.warnings.length - shownWarnings;
-    if (more > 0) warn(`${summary.path}: ${more} more warning(s); --json lists them all`);
+    const more = summary.warnings.length - shown.length;
+    if (more > 0) warn(`${summary.path}: ${more} more warning(s); --verbose prints them, --json lists them`);
     for (const note of summary.notes) say(`${err.dim('note:')} ${note}`);
+    if (verbose)
+      for (const { file, reason } of summary.ignored) say(`${err.dim('ignored:')} ${file}: ${reason}`);
   }
   if (json) {
     writeOut(JSON.stringify({ paths: summaries }, null, 2));
@@ -76,12 +88,16 @@ function report(summaries: PathSummary[], json: boolean): void {
   for (const s of summaries) {
     if (s.error) continue;
     const files = [`${s.files.read} read`, `${s.files.unchanged} unchanged`];
-    if (s.files.ignored) files.push(`${s.files.ignored} ignored`);
+    if (s.files.ignored) files.push(`${s.files.ignored} ignored${verbose ? '' : ' (--verbose names them)'}`);
     if (s.files.failed) files.push(`${s.files.failed} unreadable`);
+    const rewritten = s.rewritten.messages
+      ? ` · rewrote ${plural(s.rewritten.messages, 'message')}, ${plural(s.rewritten.toolCalls, 'tool call')}` +
+        ' (their earlier messages changed)'
+      : '';
     writeOut(
       `${s.path}: sessions ${s.sessions.new} new, ${s.sessions.updated} updated, ${s.sessions.unchanged} unchanged` +
-        ` · ${s.messages} messages · ${s.toolCalls} tool calls · files ${files.join(', ')}` +
-        ` · ${s.skippedLines} line(s) skipped`,
+        ` · added ${plural(s.messages, 'message')}, ${plural(s.toolCalls, 'tool call')}${rewritten}` +
+        ` · files ${files.join(', ')} · ${plural(s.skippedLines, 'line')} skipped`,
     );
   }
 }

@@ -727,7 +727,7 @@ describe('claude-code adapter on the real fixtures (test/fixtures/real/claude-co
         ignored: allFiles(dir).length - files.length,
         failed: 0,
       });
-      expect(second.sessions).toEqual({ new: 0, updated: 0, unchanged: 0 });
+      expect(second.sessions).toEqual({ new: 0, updated: 0, unchanged: rows.length });
       expect(second.messages).toBe(0);
       expect([...new SessionStore(store.db).list()]).toEqual(rows);
     });

@@ -59,7 +59,7 @@ describe('ingesting Codex rollouts', () => {
     const [again] = run(fixtures);
     expect(again).toMatchObject({
       files: { read: 0, unchanged: 12 },
-      sessions: { new: 0, updated: 0, unchanged: 0 },
+      sessions: { new: 0, updated: 0, unchanged: 12 },
       messages: 0,
       warnings: [],
     });
@@ -126,7 +126,7 @@ describe('ingesting Codex rollouts', () => {
     expect(count('SELECT count(*) FROM messages')).toBe(7);
     appendFileSync(live, `${lines.slice(16).join('\n')}\n`);
     const [second] = run(live);
-    expect(second).toMatchObject({ sessions: { new: 0, updated: 1 }, messages: 8 });
+    expect(second).toMatchObject({ sessions: { new: 0, updated: 1 }, messages: 1 });
     expect(count('SELECT count(*) FROM messages')).toBe(8);
     // The first seven rows were kept, not rewritten.
     expect(count('SELECT max(seq) FROM messages')).toBe(7);

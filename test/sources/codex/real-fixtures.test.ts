@@ -406,7 +406,7 @@ describe('codex adapter on the real rollouts (test/fixtures/real/codex)', () => 
       }
       expect(second).toMatchObject({
         files: { read: 0, unchanged: files.length, ignored },
-        sessions: { new: 0, updated: 0, unchanged: 0 },
+        sessions: { new: 0, updated: 0, unchanged: files.length },
         messages: 0,
       });
     });
