@@ -32,7 +32,13 @@ export interface Report {
   clean: boolean;
   roots: string[];
   excluded: string[];
+  /** Changes the checked command (or replay) made, or that it cannot be told apart from: the verdict. */
   changes: Change[];
+  /**
+   * Changes provably made by another process (a replay's agent ran against a copy-on-write view of those
+   * directories, or with them read-only): said, never counted against the run.
+   */
+  others: Change[];
   /** Entries whose content or listing could not be read: not checked, and said so. */
   gaps: { path: string; reason: string }[];
   manifest: {
@@ -281,6 +287,7 @@ export class Checker {
       roots: this.roots,
       excluded: [...this.excluded],
       changes: settled,
+      others: [],
       gaps: this.gaps,
       manifest: this.counts,
       watcher: { ...this.watcher.status, missed },

@@ -10,8 +10,11 @@ export type ChangeKind =
   | 'link retargeted'
   | 'created and deleted';
 
-/** manifest: the before/after comparison (the proof); watcher: live file-system events (the timing). */
-export type Layer = 'manifest' | 'watcher';
+/**
+ * manifest: the before/after comparison (the proof); watcher: live file-system events (the timing); overlay: the
+ * upper layer of the copy-on-write view an agent ran against (the exact record of what it wrote).
+ */
+export type Layer = 'manifest' | 'watcher' | 'overlay';
 
 export interface Change {
   kind: ChangeKind;

@@ -54,17 +54,16 @@ function grouped(changes: readonly Change[]): { change: Change; below: number }[
 
 const clock = (iso: string) => iso.slice(11, 23);
 
-/** The human report: one line per change, then what was checked. */
-export function formatReport(report: Report, limit = 200): string {
+/** One line per change (those inside a created or deleted directory counted under it), at most `limit`. */
+function changeLines(changes: readonly Change[], roots: readonly string[], limit: number): string[] {
   const lines: string[] = [];
-  const where = report.roots.join(', ');
-  const rows = grouped(report.changes);
+  const rows = grouped(changes);
   const kindWidth = Math.max(0, ...rows.map((row) => row.change.kind.length));
   for (const { change, below } of rows.slice(0, limit)) {
     const path =
       change.kind === 'renamed' && change.from
-        ? `${shown(change.from, report.roots)} → ${shown(change.path, report.roots)}`
-        : shown(change.path, report.roots);
+        ? `${shown(change.from, roots)} → ${shown(change.path, roots)}`
+        : shown(change.path, roots);
     const parts = [`  ${change.kind.padEnd(kindWidth)}  ${path}`];
     if (below > 0) parts.push(`(and ${below} below)`);
     if (change.detail && change.kind !== 'renamed') parts.push(`· ${change.detail}`);
@@ -72,6 +71,13 @@ export function formatReport(report: Report, limit = 200): string {
     lines.push(parts.join(' '));
   }
   if (rows.length > limit) lines.push(`  … and ${rows.length - limit} more (--json lists every one)`);
+  return lines;
+}
+
+/** The human report: one line per change, then what was checked, then what other processes changed. */
+export function formatReport(report: Report, limit = 200): string {
+  const where = report.roots.join(', ');
+  const lines = changeLines(report.changes, report.roots, limit);
   const seconds = ((report.manifest.beforeMs + report.manifest.afterMs) / 1000).toFixed(2);
   const checked = `${report.manifest.after} entries, manifest ${seconds} s, watcher ${report.watcher.events} events`;
   lines.unshift(
@@ -94,6 +100,11 @@ export function formatReport(report: Report, limit = 200): string {
     lines.push(
       `not checked: ${report.gaps.length} entr${report.gaps.length === 1 ? 'y' : 'ies'} could not be read: ${sample}${report.gaps.length > 5 ? ', …' : ''}`,
     );
+  }
+  if (report.others.length > 0) {
+    const count = `${report.others.length} change${report.others.length === 1 ? '' : 's'}`;
+    lines.push(`${count} by another process, not the replay's (not counted):`);
+    lines.push(...changeLines(report.others, report.roots, limit));
   }
   return lines.join('\n');
 }
@@ -150,6 +161,7 @@ export function formatJunit(report: Report, outcome: Outcome, seconds: number): 
       ? [`watcher missed ${report.watcher.missed} changes the manifest found`]
       : []),
     ...report.gaps.map((gap) => `not checked: ${gap.path} (${gap.reason})`),
+    ...report.others.map((c) => `changed by another process, not counted: ${c.kind}: ${c.path}`),
   ];
   const tests = cases.length;
   return [

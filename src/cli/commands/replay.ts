@@ -409,6 +409,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
     cwds: stored.workspace ? [stored.workspace] : sessionIds.map((id) => sessions.row(id)?.cwd ?? null),
     watch: stored.watch ?? [],
     exclude: stored.exclude ?? [],
+    ...(opencode ? { agent: { sandbox: stored.sandbox === true } } : {}),
   });
   const started = performance.now();
   const bar = progressBar('replay');
@@ -456,6 +457,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
           : {}),
         ...(stored.workspace ? { workspace: stored.workspace } : {}),
         ...(stored.sandbox ? { sandbox: { readOnly: check.roots } } : {}),
+        ...(check.view ? { view: check.view } : {}),
         timeoutMs: stored.timeout * 1000,
         onTurn,
         onNote: (text) => warn(text),

@@ -24,6 +24,7 @@ import type { PairsWriter } from '../../replay/pairs.js';
 import { type Answer, ShortCircuit } from '../../replay/shortcircuit.js';
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
+import type { CopyOnWrite } from '../../verify/overlay.js';
 import { sandboxed } from '../../verify/sandbox.js';
 import { type AnswerServer, type AnswerSource, startAnswerServer } from './answers.js';
 import { prepareEnvironment } from './environment.js';
@@ -61,6 +62,11 @@ export interface OpencodeReplay {
   workspace?: string;
   /** Run opencode under bubblewrap with these paths read-only (the workspace is added). */
   sandbox?: { readOnly: string[]; bwrap?: string };
+  /**
+   * Run opencode against this copy-on-write view of the checked directories (the side-effect checker's): it
+   * writes only to the view's layers, which are the record of what it wrote. Not with `sandbox`.
+   */
+  view?: Pick<CopyOnWrite, 'wrap'>;
   /** Per model call, ms. */
   timeoutMs: number;
   /** --elide-repeats / --max-result-bytes, applied to the results handed to opencode. */
@@ -437,7 +443,9 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
             cwd: workspace,
             ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
           })
-        : [run.binary, ...args];
+        : run.view
+          ? run.view.wrap([run.binary, ...args], session.id, workspace)
+          : [run.binary, ...args];
       const child = await execa(argv[0] as string, argv.slice(1), {
         cwd: workspace,
         env: environment.env,

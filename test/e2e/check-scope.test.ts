@@ -1,0 +1,309 @@
+// What the side-effect checker judges around a replay: not the whole machine. A session recorded in the temp
+// dir, the home directory or / is not walked (a --watch of it still is); and an agent run against a
+// copy-on-write view is judged by what it wrote there, while what other processes write to the real
+// workspace meanwhile is said and not counted. The temp dir and home here are test directories handed to the
+// child as TMPDIR and HOME: the real /tmp is never walked.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { noOverlayEnv, probeView } from '../../src/verify/overlay.js';
+import { root, run, tempDir } from '../helpers/cli.js';
+import { startModelServer } from '../helpers/model-server.js';
+import { opencodeBinary } from '../helpers/opencode.js';
+import { writeTranscript } from '../helpers/transcript.js';
+
+let dir: ReturnType<typeof tempDir>;
+let base: string;
+let temp: string;
+let home: string;
+let env: Record<string, string>;
+
+beforeAll(() => {
+  dir = tempDir('replay-history-scope-');
+  base = realpathSync(dir.path);
+  temp = join(base, 'tmp');
+  home = join(base, 'home', 'ada');
+  mkdirSync(join(temp, 'project'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(temp, 'other-program.log'), 'not ours\n');
+  // The store and the hash cache live outside both, as a user's would not necessarily: they are excluded anyway.
+  env = { TMPDIR: temp, HOME: home, XDG_CACHE_HOME: join(base, 'cache'), XDG_DATA_HOME: join(base, 'data') };
+});
+afterAll(() => dir?.remove());
+
+interface SideEffects {
+  checked: boolean;
+  roots: string[];
+  skippedCwds: { cwd: string; reason: string }[];
+  changes: { kind: string; path: string; layers: string[] }[];
+  otherChanges: { kind: string; path: string; layers: string[] }[];
+  copyOnWrite: { method: string; reason?: string; overlaid: string[]; sessions: number } | null;
+}
+
+/** A one-turn Claude Code session recorded in `cwd`, in its own logs directory. */
+function sessionIn(name: string, cwd: string): string {
+  const logs = join(base, 'logs', name);
+  mkdirSync(logs, { recursive: true });
+  writeTranscript(join(logs, 'session.jsonl'), {
+    sessionId: `a1b2c3d4-0000-4000-8000-${String(Math.abs(hash(name)))
+      .padStart(12, '0')
+      .slice(0, 12)}`,
+    cwd,
+    prompt: 'What is here?',
+    steps: [],
+    answer: 'Nothing much.',
+  });
+  return logs;
+}
+
+function hash(text: string): number {
+  let h = 0;
+  for (const c of text) h = (h * 31 + c.charCodeAt(0)) | 0;
+  return h;
+}
+
+/** Replays `logs` against a model server that, as another program would, writes into `into` while it answers. */
+async function replayWhileWriting(name: string, logs: string, into: string, extra: string[] = []) {
+  const server = await startModelServer({
+    responders: [
+      () => {
+        writeFileSync(join(into, `${name}.txt`), 'written by another program during the replay\n');
+        return { text: 'done' };
+      },
+    ],
+  });
+  try {
+    return await run(
+      [
+        'replay',
+        logs,
+        '--db',
+        join(base, `${name}.db`),
+        '--model',
+        'openai:qwen',
+        '--base-url',
+        server.baseURL,
+        '--out',
+        join(base, `${name}.jsonl`),
+        '--force',
+        '--json',
+        ...extra,
+      ],
+      { env },
+    );
+  } finally {
+    await server.close();
+  }
+}
+
+describe('recorded cwds too broad to walk', () => {
+  it('a session recorded in the temp dir: not walked, said on stderr and in --json; a write there is not a side effect', async () => {
+    const result = await replayWhileWriting('in-temp', sessionIn('in-temp', temp), temp);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain(
+      `not checking ${temp}, where a session was recorded: it is the temp directory`,
+    );
+    expect(result.stderr).toContain(`--watch ${temp} checks it anyway`);
+    const effects = (JSON.parse(result.stdout) as { sideEffects: SideEffects }).sideEffects;
+    expect(effects.skippedCwds).toEqual([{ cwd: temp, reason: 'the temp directory' }]);
+    expect(effects).toMatchObject({ checked: false, roots: [], changes: [] });
+    // The builtin driver spawns no agent: no view to speak of.
+    expect(effects.copyOnWrite).toBeNull();
+    expect(existsSync(join(temp, 'in-temp.txt'))).toBe(true);
+  });
+
+  it('--watch of the temp dir checks it anyway: the same write is then caught (exit 3)', async () => {
+    const result = await replayWhileWriting('watched-temp', sessionIn('watched-temp', temp), temp, [
+      '--watch',
+      temp,
+    ]);
+    expect(result.exitCode).toBe(3);
+    const effects = (JSON.parse(result.stdout) as { sideEffects: SideEffects }).sideEffects;
+    expect(effects.roots).toEqual([temp]);
+    expect(effects.skippedCwds).toEqual([{ cwd: temp, reason: 'the temp directory' }]);
+    expect(effects.changes).toContainEqual(
+      expect.objectContaining({ kind: 'created', path: join(temp, 'watched-temp.txt') }),
+    );
+  });
+
+  it('the home directory and a directory above it are skipped; a project below the temp dir is checked', async () => {
+    const project = join(temp, 'project');
+    for (const [name, cwd, reason] of [
+      ['in-home', home, 'the home directory'],
+      ['above-home', join(base, 'home'), `above the home directory (${home})`],
+    ] as const) {
+      const result = await replayWhileWriting(name, sessionIn(name, cwd), home);
+      expect(result.exitCode).toBe(0);
+      const effects = (JSON.parse(result.stdout) as { sideEffects: SideEffects }).sideEffects;
+      expect(effects.skippedCwds).toEqual([{ cwd, reason }]);
+      expect(effects.checked).toBe(false);
+    }
+    const checked = await replayWhileWriting('in-project', sessionIn('in-project', project), project);
+    expect(checked.exitCode).toBe(3);
+    const effects = (JSON.parse(checked.stdout) as { sideEffects: SideEffects }).sideEffects;
+    expect(effects).toMatchObject({ checked: true, roots: [project], skippedCwds: [] });
+    expect(effects.changes).toContainEqual(
+      expect.objectContaining({ kind: 'created', path: join(project, 'in-project.txt') }),
+    );
+  });
+
+  it('the human report says which recorded cwds were not checked and why', async () => {
+    const logs = sessionIn('human', temp);
+    const result = await run(
+      ['replay', logs, '--db', join(base, 'human.db'), '--out', join(base, 'human.jsonl')],
+      {
+        env,
+      },
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('side effects not checked: no directory to watch (add --watch DIR)');
+    expect(result.stdout).toContain(
+      `too broad to walk, not checked (--watch DIR checks one anyway): ${temp} (the temp directory)`,
+    );
+  });
+});
+
+// The agent driver: the real opencode binary, its model the session's own recorded turns (no server), the
+// sample's subagent session (two turns, one opencode run) in a workspace made here.
+const viewAvailable = probeView().probe.available;
+let opencodeDb: string;
+let sessionId: string;
+
+let agentBinary: string | undefined;
+
+/**
+ * The opencode the replays run: the real one, after running `<ws>.before` (a script beside the workspace) when
+ * it runs in that workspace. That is the agent itself, so what the script writes is the replay's. Not elsewhere:
+ * the replay also runs it once to ask which tools it offers (cached per binary: one wrapper for every test).
+ */
+function wrapper(ws: string, before: string): string {
+  writeFileSync(`${ws}.before`, `${before}\n`);
+  if (agentBinary) return agentBinary;
+  agentBinary = join(base, 'opencode-wrapper');
+  writeFileSync(
+    agentBinary,
+    `#!/bin/sh\nif [ "$1" = run ] && [ -f "$PWD.before" ]; then . "$PWD.before"; fi\nexec ${opencodeBinary()} "$@"\n`,
+  );
+  chmodSync(agentBinary, 0o755);
+  return agentBinary;
+}
+
+function workspace(name: string): string {
+  const path = join(base, 'workspaces', name);
+  mkdirSync(join(path, 'src'), { recursive: true });
+  writeFileSync(
+    join(path, 'src', 'todos.js'),
+    'function list(limit) {\n  return todos.slice(0, limit - 1);\n}\n',
+  );
+  writeFileSync(join(path, 'debug.log'), 'list(5) -> 4 items\n');
+  return path;
+}
+
+const listing = (path: string) =>
+  spawnSync('find', [path, '-printf', '%P %s %T@\\n'], { encoding: 'utf8' }).stdout.split('\n').sort();
+
+async function replayAgent(ws: string, opencode: string, extraEnv: Record<string, string> = {}) {
+  const name = basename(ws);
+  const result = await run(
+    [
+      'replay',
+      sessionId,
+      '--db',
+      opencodeDb,
+      '--agent',
+      'opencode',
+      '--workspace',
+      ws,
+      '--out',
+      join(base, `${name}.jsonl`),
+      '--opencode-bin',
+      opencode,
+      '--json',
+    ],
+    { env: { ...env, ...extraEnv } },
+  );
+  const effects = result.stdout.startsWith('{')
+    ? (JSON.parse(result.stdout) as { sideEffects: SideEffects }).sideEffects
+    : undefined;
+  return { result, effects };
+}
+
+describe('an agent replay judged by what the agent wrote', () => {
+  beforeAll(async () => {
+    opencodeDb = join(base, 'opencode.db');
+    const ingest = await run(['ingest', join(root, 'sample-sessions', 'opencode'), '--db', opencodeDb]);
+    expect(ingest.exitCode).toBe(0);
+    const listed = JSON.parse((await run(['sessions', '--db', opencodeDb, '--json'])).stdout) as {
+      id: string;
+      title: string;
+    }[];
+    sessionId = listed.find((s) => s.title.startsWith('Check limit tests'))?.id ?? '';
+    expect(sessionId).not.toBe('');
+  }, 60_000);
+
+  it.runIf(viewAvailable)(
+    'a write by the agent is caught from the view’s upper layer (exit 3, the file named), the real workspace untouched',
+    async () => {
+      const ws = workspace('intruder');
+      const intruder = wrapper(ws, 'echo intruder > "$PWD/intruder.txt"; rm -f debug.log');
+      const before = listing(ws);
+      const { result, effects } = await replayAgent(ws, intruder);
+      expect(result.exitCode).toBe(3);
+      expect(effects?.copyOnWrite).toMatchObject({ method: 'kernel overlay', overlaid: [ws], sessions: 1 });
+      expect(effects?.changes).toEqual([
+        expect.objectContaining({ kind: 'deleted', path: join(ws, 'debug.log'), layers: ['overlay'] }),
+        expect.objectContaining({ kind: 'created', path: join(ws, 'intruder.txt'), layers: ['overlay'] }),
+      ]);
+      expect(effects?.otherChanges).toEqual([]);
+      expect(listing(ws)).toEqual(before);
+    },
+    180_000,
+  );
+
+  it.runIf(viewAvailable)(
+    'a write into the real workspace by another process during the replay is said, not counted: exit 0',
+    async () => {
+      // The agent waits at its start until the test (another process) has written into the real workspace.
+      const started = join(base, 'agent-started');
+      const written = join(base, 'other-wrote');
+      const ws = workspace('other');
+      const waiting = wrapper(
+        ws,
+        `if [ ! -e ${written} ]; then touch ${started}; while [ ! -e ${written} ]; do sleep 0.1; done; fi`,
+      );
+      const replaying = replayAgent(ws, waiting);
+      while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 100));
+      writeFileSync(join(ws, 'from-another-process.txt'), 'not the replay\n');
+      writeFileSync(join(ws, 'debug.log'), 'rewritten by another process\n');
+      writeFileSync(written, '');
+      const { result, effects } = await replaying;
+      expect(result.exitCode).toBe(0);
+      expect(effects?.changes).toEqual([]);
+      expect(effects?.otherChanges).toEqual([
+        expect.objectContaining({ kind: 'modified', path: join(ws, 'debug.log') }),
+        expect.objectContaining({ kind: 'created', path: join(ws, 'from-another-process.txt') }),
+      ]);
+      expect(readFileSync(join(ws, 'from-another-process.txt'), 'utf8')).toBe('not the replay\n');
+    },
+    180_000,
+  );
+
+  it(`without a view (${noOverlayEnv}=1, as where none can be made) the real workspace is checked, as before, and said so`, async () => {
+    const ws = workspace('fallback');
+    const intruder = wrapper(ws, 'echo intruder > "$PWD/intruder.txt"');
+    const { result, effects } = await replayAgent(ws, intruder, { [noOverlayEnv]: '1' });
+    expect(result.exitCode).toBe(3);
+    expect(effects?.copyOnWrite).toMatchObject({ method: 'none', reason: `${noOverlayEnv} is set` });
+    expect(effects?.changes).toEqual([
+      expect.objectContaining({
+        kind: 'created',
+        path: join(ws, 'intruder.txt'),
+        layers: expect.arrayContaining(['manifest']),
+      }),
+    ]);
+    expect(effects?.otherChanges).toEqual([]);
+    // Nothing stood between the agent and the real files.
+    expect(readFileSync(join(ws, 'intruder.txt'), 'utf8')).toBe('intruder\n');
+  }, 180_000);
+});
