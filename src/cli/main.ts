@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { StoreError } from '../store/db.js';
+import { StoreError, storeFailure } from '../store/db.js';
 import { registerExport } from './commands/export.js';
 import { registerIngest } from './commands/ingest.js';
 import { registerReplay } from './commands/replay.js';
@@ -60,7 +60,9 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-function handle(error: unknown): number {
+function handle(raised: unknown): number {
+  // SQLite's errors from the store (a damaged file, a refused write) can come out of any query: said here once.
+  const error = storeFailure(raised) ?? raised;
   if (error instanceof CommanderError) {
     // Commander has already printed its message.
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;

@@ -35,16 +35,18 @@ function binaryForNobody(): string {
 export const isRoot = process.getuid?.() === 0;
 
 /** Runs the CLI as an unprivileged user when the tests run as root, as the current user otherwise. */
-export function runUnprivileged(args: string[], cwd: string): Promise<Ran> {
+export function runUnprivileged(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Ran> {
   if (!isRoot)
-    return ran(execa(process.execPath, [bin, ...args], { reject: false, cwd, env: { NO_COLOR: '1' } }));
+    return ran(
+      execa(process.execPath, [bin, ...args], { reject: false, cwd, env: { NO_COLOR: '1', ...env } }),
+    );
   return ran(
     execa(process.execPath, [binaryForNobody(), ...args], {
       reject: false,
       cwd,
       uid: nobody,
       gid: nobody,
-      env: { NO_COLOR: '1', HOME: cwd },
+      env: { NO_COLOR: '1', HOME: cwd, ...env },
     }),
   );
 }

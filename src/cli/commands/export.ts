@@ -148,7 +148,7 @@ Examples:
   $ replay-history export --format sharegpt --unit user-turn --elide-repeats --min-turns 3 --out data/agent.json`,
     )
     .action(async (options: ExportOptions) => {
-      const db = openDb(options.db);
+      const db = openDb(options.db, { readOnly: true });
       try {
         await runExport(db, options);
       } finally {

@@ -45,7 +45,7 @@ Examples:
           'pass a path: replay-history ingest ~/.claude/projects',
         );
       }
-      const db = openDb(options.db);
+      const db = openDb(options.db, { command: 'ingest' });
       const bar = progressBar('ingest');
       let summaries: PathSummary[];
       try {

@@ -239,7 +239,7 @@ Examples:
   $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {
-      const db = openDb(options.db);
+      const db = openDb(options.db, { command: 'replay' });
       try {
         process.exitCode = await replay(db, targets, options, command.getOptionValueSource('mode') === 'cli');
       } finally {

@@ -94,7 +94,7 @@ Examples:
   $ replay-history runs run_20261130T101500_3f9a2c`,
     )
     .action((id: string | undefined, options: { db: string; json?: boolean }) => {
-      const db = openDb(options.db);
+      const db = openDb(options.db, { readOnly: true });
       try {
         const store = new RunStore(db);
         if (id !== undefined) {

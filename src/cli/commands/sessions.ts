@@ -27,7 +27,7 @@ Examples:
       if (options.agent && !(agents as readonly string[]).includes(options.agent)) {
         throw new UserError(`unknown agent '${options.agent}'`, `use one of: ${agents.join(', ')}`);
       }
-      const db = openDb(options.db);
+      const db = openDb(options.db, { readOnly: true });
       try {
         const store = new SessionStore(db);
         const filter = options.agent ? { agent: options.agent } : {};

@@ -30,7 +30,7 @@ Examples:
   $ replay-history show 3f2a --turn 4 --json`,
     )
     .action((prefix: string, options: { db: string; json?: boolean; turn?: number }) => {
-      const db = openDb(options.db);
+      const db = openDb(options.db, { readOnly: true });
       try {
         const store = new SessionStore(db);
         const row = store.resolve(prefix);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { elideOptions } from '../../replay/elide.js';
@@ -52,7 +53,8 @@ Examples:
     )
     .action((targets: string[], options: StatsOptions) => {
       if (!options.elision) throw new UserError('choose a report', 'replay-history stats --elision');
-      const db = openDb(options.db);
+      // Log paths among the targets are ingested first: only then does stats write.
+      const db = openDb(options.db, { readOnly: !targets.some(existsSync), command: 'stats with log paths' });
       try {
         elisionReport(db, targets, options);
       } finally {

@@ -1,0 +1,70 @@
+import Database from 'better-sqlite3';
+
+type SqliteError = InstanceType<typeof Database.SqliteError>;
+
+/** The store could not be opened or used as it is; the message says why and what to do. */
+export class StoreError extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}
+
+/**
+ * The store this process opened last, and the command that opened it for writing. SQLite's errors do not say
+ * which file they came from, and a command opens one store; the sources read users' databases through their
+ * own copies and word their own errors.
+ */
+let current: { path: string; writer?: string } | undefined;
+
+export function rememberStore(path: string, writer?: string): void {
+  current = writer === undefined ? { path } : { path, writer };
+}
+
+/** SQLite's word for a store that is not (or no longer) a whole database. */
+export function isDamage(error: unknown): error is SqliteError {
+  return sqliteCode(error, /^SQLITE_(CORRUPT|NOTADB)/);
+}
+
+/** Whether `error` is SQLite's with an (extended) result code matching `pattern`. */
+export function sqliteCode(error: unknown, pattern: RegExp): error is SqliteError {
+  return error instanceof Database.SqliteError && pattern.test(error.code);
+}
+
+export function damaged(path: string, error: SqliteError): StoreError {
+  const what = error.code.startsWith('SQLITE_NOTADB')
+    ? `the store ${path} is not an SQLite database (${error.message})`
+    : `the store ${path} is damaged (${error.message})`;
+  return new StoreError(
+    what,
+    `the agents' logs are the source: move it aside (mv ${path} ${path}.damaged) and run replay-history ingest again (replay runs stored in it are not rebuilt)`,
+  );
+}
+
+export function writeDenied(path: string, command: string, reason: string): StoreError {
+  return new StoreError(
+    `${command} needs write access to the store ${path}: ${reason}`,
+    `run it as a user who can write the store, or use a store of your own with --db FILE (cp ${path} FILE starts from this one)`,
+  );
+}
+
+/**
+ * The StoreError an error met while the store was in use stands for, if it is SQLite's: a damaged file or a
+ * write refused, named with the store's path. Errors from a query can surface anywhere in a command, so the
+ * CLI asks here once, where every error ends.
+ */
+export function storeFailure(error: unknown): StoreError | undefined {
+  if (current === undefined) return undefined;
+  if (isDamage(error)) return damaged(current.path, error);
+  if (sqliteCode(error, /^SQLITE_READONLY/)) {
+    return current.writer === undefined
+      ? new StoreError(
+          `the store ${current.path} is open read-only, and SQLite refused a write (${error.message})`,
+        )
+      : writeDenied(current.path, current.writer, `SQLite refused a write (${error.message})`);
+  }
+  return undefined;
+}
