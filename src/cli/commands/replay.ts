@@ -21,6 +21,7 @@ import { probeSandbox, SandboxUnavailable } from '../../verify/sandbox.js';
 import { ExitCode, UserError } from '../errors.js';
 import { collectGarbage } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
+import { demoOption, useDemo } from './demo.js';
 import { atLeast, dbOption, jsonOption, minResultBytes } from './options.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
 import { formatFigures, runJson } from './runs.js';
@@ -55,6 +56,7 @@ interface ReplayOptions {
   opencodeBin?: string;
   workspace?: string;
   sandbox?: boolean;
+  demo?: boolean;
 }
 
 /** What a run needs to be resumed exactly as it was started. */
@@ -201,6 +203,7 @@ export function registerReplay(program: Command): void {
       '--sandbox',
       '--agent opencode: run opencode under bubblewrap with the workspace and --watch directories read-only',
     )
+    .addOption(demoOption())
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
@@ -239,6 +242,7 @@ Examples:
   $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {
+      if (options.demo) ({ targets, options } = useDemo(targets, options, command));
       const db = openDb(options.db, { command: 'replay' });
       try {
         process.exitCode = await replay(db, targets, options, command.getOptionValueSource('mode') === 'cli');
