@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help, type Option } from 'commander';
 import { StoreError, storeFailure } from '../store/db.js';
 import { registerExport } from './commands/export.js';
 import { registerIngest } from './commands/ingest.js';
@@ -20,6 +20,16 @@ export function program(): Command {
         'Logs are ingested into a SQLite store; see each command’s --help for examples.',
     )
     .version(version)
+    .configureHelp({
+      // A repeatable option given no value is simply none: "(default: [])" says nothing to a user.
+      optionDescription(option: Option): string {
+        const empty = Array.isArray(option.defaultValue) && option.defaultValue.length === 0;
+        const shown = empty
+          ? Object.assign(Object.create(option) as Option, { defaultValue: undefined })
+          : option;
+        return Help.prototype.optionDescription.call(this, shown);
+      },
+    })
     .enablePositionalOptions()
     .showHelpAfterError('(add --help for usage)')
     .exitOverride()
@@ -27,7 +37,8 @@ export function program(): Command {
       'after',
       `
 Exit codes: 0 success · 1 failure · 2 usage error or unreadable input · 3 side effects detected ·
-4 divergence over a threshold you set.
+129/130/143 stopped by SIGHUP/SIGINT/SIGTERM. When several apply: 2 (found before anything runs), then 3
+(side effects, even in a run that also failed), then 1.
 
 Example:
   $ replay-history ingest sample-sessions && replay-history sessions`,

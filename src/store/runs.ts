@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import { type Db, statementCache } from './db.js';
+import { type Db, StoreError, statementCache } from './db.js';
 
 export type RunStatus = 'running' | 'done' | 'failed' | 'interrupted';
 export type Match = 'exact' | 'normalized' | 'differs' | 'none';
@@ -238,6 +238,30 @@ export class RunStore {
 
   get(id: string): RunRow | undefined {
     return this.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+  }
+
+  /**
+   * The run an id or a unique prefix of it names, as session ids are taken: `run_20261201T2057`, or without
+   * the `run_`. Throws a StoreError naming the candidates when none or several match.
+   */
+  resolve(prefix: string): RunRow {
+    const exact = this.get(prefix);
+    if (exact) return exact;
+    const bare = prefix.startsWith('run_') ? prefix : `run_${prefix}`;
+    const found = this.sql(
+      'SELECT * FROM runs WHERE substr(id, 1, length(?)) = ? ORDER BY started_at LIMIT 11',
+    ).all(bare, bare) as RunRow[];
+    if (found.length === 1) return found[0] as RunRow;
+    if (found.length === 0)
+      throw new StoreError(`no run matches '${prefix}'`, 'run replay-history runs to list them');
+    const list = found
+      .slice(0, 10)
+      .map((row) => `  ${row.id}  ${row.model}  ${row.status}  ${row.started_at}`)
+      .join('\n');
+    throw new StoreError(
+      `'${prefix}' matches ${found.length > 10 ? 'more than 10' : found.length} runs:\n${list}`,
+      'give a longer prefix',
+    );
   }
 
   sessions(id: string): string[] {

@@ -199,7 +199,7 @@ describe('export from a replay run', () => {
   it('refuses what cannot be: an unknown run, dpo from the original sessions, --train-on replayed without a run', async () => {
     const unknown = await exported(['--from', 'run:run_nope']);
     expect(unknown.exitCode).toBe(2);
-    expect(unknown.stderr).toContain("no run 'run_nope'");
+    expect(unknown.stderr).toContain("no run matches 'run_nope'");
     const dpo = await exported(['--format', 'dpo']);
     expect(dpo.exitCode).toBe(2);
     expect(dpo.stderr).toContain('--format dpo needs a replay run');

@@ -118,6 +118,39 @@ describe('replay under the side-effect checker', () => {
     expect(readFileSync(join(workspace, 'pairs.jsonl'), 'utf8').trim().split('\n')).toHaveLength(2);
   });
 
+  it.each([
+    ['a failed turn', { status: 500, message: 'boom' }, 'HTTP 500: boom'],
+    ['a fatal error', { status: 401, message: 'bad key' }, 'authentication failed (401)'],
+  ])('side effects (3) outrank %s (1) in the exit code, and both are said', async (_what, error, said) => {
+    server = await startModelServer({
+      responders: [
+        () => {
+          writeFileSync(join(workspace, 'written-during-replay.txt'), 'oops');
+          return { error };
+        },
+      ],
+    });
+    const result = await replay([
+      '--model',
+      'openai:qwen',
+      '--base-url',
+      server.baseURL,
+      '--concurrency',
+      '1',
+      '--retries',
+      '0',
+    ]);
+    expect(result.exitCode).toBe(3);
+    expect(`${result.stdout}${result.stderr}`).toContain(said);
+    expect(`${result.stdout}${result.stderr}`).toMatch(/created\s+written-during-replay\.txt/);
+  });
+
+  it('a usage error (2) is found before anything runs, so nothing else can outrank it', async () => {
+    const result = await replay(['--model', 'openai:qwen', '--append']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('--append and --force contradict each other');
+  });
+
   it('checks --watch directories too, and says when a recorded cwd is not on this machine', async () => {
     const other = join(dir.path, 'other');
     mkdirSync(other);

@@ -234,6 +234,27 @@ describe('options that contradict each other', () => {
   });
 });
 
+describe('run ids', () => {
+  it('a unique prefix names a run, with or without run_, as session prefixes do', async () => {
+    const first = JSON.parse((await replay(['6f1c2a34', '--force', '--json'])).stdout) as Figures;
+    expect((await replay(['6f1c2a34', '--force'])).exitCode).toBe(0);
+    const bare = first.id.slice('run_'.length);
+    for (const prefix of [first.id.slice(0, first.id.length - 2), bare.slice(0, bare.length - 2)]) {
+      const shown = await run(['runs', prefix, '--db', db, '--json']);
+      expect(shown.exitCode, shown.stderr).toBe(0);
+      expect(JSON.parse(shown.stdout).id).toBe(first.id);
+    }
+    const none = await run(['runs', 'run_19990101', '--db', db]);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain("no run matches 'run_19990101'");
+    // Both runs start with run_2: the prefix is ambiguous, and the candidates are listed.
+    const many = await run(['runs', 'run_2', '--db', db]);
+    expect(many.exitCode).toBe(2);
+    expect(many.stderr).toMatch(/'run_2' matches (\d+|more than 10) runs:\n {2}run_2/);
+    expect(many.stderr).toContain('hint: give a longer prefix');
+  });
+});
+
 describe('progress', () => {
   it('says each finished session on stderr when it is not a terminal, and nothing with --quiet', async () => {
     const result = await replay(['--all', '--force', '--json']);

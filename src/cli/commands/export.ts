@@ -1,22 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { TrainOn } from '../../export/build.js';
-import { formatFor } from '../../export/formats/index.js';
-import { Redactor } from '../../export/redact.js';
-import { Exporter, type ExportReport } from '../../export/run.js';
 import type { Unit } from '../../export/sample.js';
-import { Sink, SinkError, sharesStdout, type Target, targetOf, writeWhole } from '../../export/sink.js';
-import { type Side, splitFile } from '../../export/split.js';
 import { openDb } from '../../store/db.js';
-import { RunStore } from '../../store/runs.js';
-import { SessionStore } from '../../store/sessions.js';
-import { ExitCode, UserError } from '../errors.js';
-import { err, formatBytes, progressBar, say, writeOut } from '../output.js';
+import { UserError } from '../errors.js';
 import { atLeast, dbOption, jsonOption, minResultBytes } from './options.js';
 
 type FormatName = 'openai' | 'trl' | 'sharegpt' | 'axolotl' | 'dpo';
 
-interface ExportOptions {
+export interface ExportOptions {
   db: string;
   json?: boolean;
   from: string;
@@ -148,6 +139,7 @@ Examples:
   $ replay-history export --format sharegpt --unit user-turn --elide-repeats --min-turns 3 --out data/agent.json`,
     )
     .action(async (options: ExportOptions) => {
+      const { runExport } = await import('./export-action.js');
       const db = openDb(options.db, { readOnly: true });
       try {
         await runExport(db, options);
@@ -155,226 +147,4 @@ Examples:
         db.close();
       }
     });
-}
-
-async function runExport(db: ReturnType<typeof openDb>, options: ExportOptions): Promise<void> {
-  const runs = new RunStore(db);
-  const sessions = new SessionStore(db);
-  let run: ReturnType<RunStore['get']>;
-  if (options.from === 'latest') {
-    run = [...runs.list()].at(-1);
-    if (!run) throw new UserError('no replay run yet for --from latest', 'replay-history replay --help');
-  } else if (options.from.startsWith('run:')) {
-    const id = options.from.slice(4);
-    run = runs.get(id);
-    if (!run) throw new UserError(`no run '${id}'`, 'replay-history runs lists them');
-  } else if (options.from !== 'original') {
-    throw new UserError(`--from takes original, run:RUN_ID or latest, not '${options.from}'`);
-  }
-
-  const dpo = options.format === 'dpo';
-  if (dpo && !run)
-    throw new UserError('--format dpo needs a replay run', 'pass --from run:RUN_ID or --from latest');
-  const unit: Unit = dpo ? 'model-turn' : (options.unit ?? (run ? 'model-turn' : 'session'));
-  const trainOn: TrainOn =
-    options.trainOn ?? (run ? 'replayed' : unit === 'model-turn' ? 'last' : 'all-assistant');
-  if (!run && trainOn === 'replayed')
-    throw new UserError(
-      '--train-on replayed needs a replay run',
-      'pass --from run:RUN_ID, or --train-on all-assistant',
-    );
-  if (run && unit !== 'model-turn' && (run.mode === 'forced' || unit === 'user-turn')) {
-    throw new UserError(
-      `--unit ${unit} does not fit a ${run.mode}-mode run`,
-      run.mode === 'forced'
-        ? 'a forced run answers each original turn on its own: export it per model turn'
-        : 'a free run exports per model turn or per session',
-    );
-  }
-  if (options.elideTool.length > 0 && !options.elideRepeats)
-    throw new UserError('--elide-tool only makes sense with --elide-repeats');
-  if (options.split !== undefined && !options.out)
-    throw new UserError(
-      '--split writes two files',
-      'pass --out FILE: FILE.train… and FILE.validation… are written',
-    );
-
-  const format = formatFor(options.format, { trainOn, unit });
-  const shown =
-    options.elideRepeats || options.maxResultBytes !== undefined
-      ? {
-          elideRepeats: options.elideRepeats === true,
-          extraTools: options.elideTool,
-          ...(options.maxResultBytes !== undefined ? { maxResultBytes: options.maxResultBytes } : {}),
-        }
-      : undefined;
-
-  const split = options.split !== undefined;
-  const sinks = await openSinks(options.out, split);
-  const sinkFor = (side: Side): Sink => {
-    const sink = sinks.get(side);
-    if (!sink) throw new Error(`no output for the ${side} side`);
-    return sink;
-  };
-  const exporter = new Exporter(
-    {
-      format,
-      unit,
-      trainOn,
-      includeInjected: options.includeInjected === true,
-      ...(shown ? { shown } : {}),
-      minTurns: options.minTurns,
-      ...(options.split !== undefined ? { split: options.split } : {}),
-      seed: options.seed,
-      ...(options.redact ? { redactor: new Redactor() } : {}),
-    },
-    run ? `run:${run.id}` : 'original',
-    (row, side) => sinkFor(side).write(row),
-  );
-
-  const bar = progressBar('export');
-  try {
-    if (run) await exporter.fromRun(run, runs, sessions);
-    else await exporter.fromStore(sessions, (done, total) => bar.update(done, total, 'sessions'));
-    for (const sink of sinks.values()) await sink.close();
-  } catch (error) {
-    for (const sink of sinks.values()) sink.abandon();
-    // `--out /dev/stdout | head`: the reader went away, which is how pipes end, as for plain stdout.
-    const ours = [...sinks.values()].some((sink) => sharesStdout(sink.target));
-    if (ours && error instanceof SinkError && error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw plainly(error);
-  } finally {
-    bar.end();
-  }
-  if (split) {
-    for (const [side, sink] of sinks) if (sink.rows === 0) say(`${side}: 0 samples (empty file written)`);
-  }
-  // The companion registers a dataset file under its name; a device or a pipe has none worth registering.
-  if (format.companion) {
-    for (const sink of sinks.values()) {
-      if (!sink.file || !sink.target?.atomic) continue;
-      const companion = format.companion(sink.file);
-      await writeWhole(companion.file, mergedCompanion(companion.file, companion.content)).catch(
-        (error: unknown) => {
-          throw plainly(error);
-        },
-      );
-      say(`${err.dim('wrote')} ${companion.file}`);
-    }
-  }
-
-  const report = exporter.report;
-  const written = [...sinks].map(([side, sink]) => ({ side, sink }));
-  const files = written.flatMap(({ sink }) => (sink.target?.atomic ? [sink.target.path] : []));
-  if (options.json) {
-    const outputs = written.map(({ side, sink }) => ({
-      path: sink.file ?? null,
-      kind: sink.target?.kind ?? 'stdout',
-      writesTo: sink.target?.writesTo ?? null,
-      inPlace: sink.target ? !sink.target.atomic : true,
-      ...(split ? { side } : {}),
-      samples: sink.rows,
-      bytes: sink.bytes,
-    }));
-    const json = JSON.stringify({ ...report, files, outputs }, null, 2);
-    // The JSON goes to stdout only when the rows do not.
-    const rowsOnStdout = written.some(({ sink }) => !sink.target || sharesStdout(sink.target));
-    if (rowsOnStdout) say(json);
-    else writeOut(json);
-  } else
-    say(
-      formatExport(
-        report,
-        written.map(({ sink }) => sink),
-        split,
-      ),
-    );
-}
-
-/**
- * The outputs, opened before the first row is made: a path that cannot be written fails before any work, and
- * every output exists at the end even with no row for it (both sides of a split, always).
- */
-async function openSinks(out: string | undefined, split: boolean): Promise<Map<Side, Sink>> {
-  const sinks = new Map<Side, Sink>();
-  try {
-    if (!split || out === undefined) {
-      sinks.set('train', await Sink.open(out));
-      return sinks;
-    }
-    const target = targetOf(out);
-    if (!target.atomic)
-      throw new UserError(
-        `--split cannot write beside ${out}: it is a ${kindName(target)}, with no FILE.train and FILE.validation`,
-        'pass --out with a file name: FILE.train… and FILE.validation… are written beside it',
-      );
-    for (const side of ['train', 'validation'] as const)
-      sinks.set(side, await Sink.open(splitFile(out, side)));
-    return sinks;
-  } catch (error) {
-    for (const sink of sinks.values()) sink.abandon();
-    throw plainly(error);
-  }
-}
-
-/** A write that failed is the user's to fix (room, permissions, a reader), said in one line: exit 1. */
-function plainly(error: unknown): unknown {
-  return error instanceof SinkError ? new UserError(error.message, error.hint, ExitCode.failure) : error;
-}
-
-function kindName(target: Target): string {
-  if (target.kind === 'fifo') return target.descriptor ? 'pipe' : 'FIFO';
-  return target.kind;
-}
-
-/** Where a sink's rows went, in words: a file, a link and its target, or a device written in place. */
-function describeSink(sink: Sink): string {
-  const target = sink.target;
-  const size = formatBytes(sink.bytes);
-  if (!target) return `stdout (${size})`;
-  if (!target.atomic) return `${target.path} (${kindName(target)}, written in place, ${size})`;
-  return target.kind === 'link'
-    ? `${target.path} → ${target.writesTo} (${size})`
-    : `${target.path} (${size})`;
-}
-
-/**
- * A JSON companion (LLaMA-Factory's dataset_info.json) usually registers other datasets too: ours is added to what
- * the file holds, never written over it. Anything else is written whole.
- */
-function mergedCompanion(file: string, content: string): string {
-  if (!file.endsWith('.json') || !existsSync(file)) return content;
-  try {
-    const existing = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    if (existing === null || typeof existing !== 'object' || Array.isArray(existing)) return content;
-    return `${JSON.stringify({ ...existing, ...(JSON.parse(content) as object) }, null, 2)}\n`;
-  } catch {
-    throw new UserError(`${file} is not valid JSON`, 'fix or move it: export adds its entry to that file');
-  }
-}
-
-function counts(record: Record<string, number>): string {
-  const entries = Object.entries(record).sort((a, b) => b[1] - a[1]);
-  if (entries.length === 0) return '0';
-  const total = entries.reduce((n, [, v]) => n + v, 0);
-  return `${total} (${entries.map(([k, v]) => `${k}: ${v}`).join(', ')})`;
-}
-
-function formatExport(report: ExportReport, sinks: Sink[], split: boolean): string {
-  const s = report.samples;
-  const lines = [
-    `export ${report.format} from ${report.from}, per ${report.unit}, training on ${report.trainOn}: ${s.written} sample(s) from ${report.sessions} session(s)` +
-      (split ? ` (train ${s.train}, validation ${s.validation})` : ''),
-    `written     ${sinks.map(describeSink).join(', ')}`,
-    `tokens      ${report.tokens.total} in all, ${report.tokens.trained} trained (o200k_base)`,
-    `duplicates  ${report.duplicates} dropped`,
-    `skipped     ${counts(report.skipped)}`,
-    `redacted    ${counts(report.redactions)}`,
-  ];
-  if (Object.keys(report.warnings).length > 0) lines.push(`warnings    ${counts(report.warnings)}`);
-  if (report.elision.resultsElided + report.elision.resultsCut > 0)
-    lines.push(
-      `elided      ${report.elision.resultsElided} repeated result(s), ${report.elision.resultsCut} cut; ${formatBytes(report.elision.bytesSaved)} not written`,
-    );
-  return lines.join('\n');
 }

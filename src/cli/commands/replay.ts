@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync, truncateSync } from 'node:fs';
+import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { findOpencode, OpencodeNotFound } from '../../drivers/opencode/binary.js';
@@ -9,7 +10,7 @@ import { builtinTools } from '../../drivers/opencode/plugin.js';
 import { offeredTools, ProbeError } from '../../drivers/opencode/probe.js';
 import { callKeys } from '../../replay/chat.js';
 import type { ShownSettings } from '../../replay/elide.js';
-import { replayForced, requestDigest } from '../../replay/engine.js';
+import { replayForced, requestDigest, type SessionEnd } from '../../replay/engine.js';
 import { replayFree } from '../../replay/free.js';
 import { type Pair, PairsFileError, PairsWriter } from '../../replay/pairs.js';
 import { ProviderSpecError, parseSpec, providerFor } from '../../replay/providers/index.js';
@@ -56,6 +57,7 @@ interface ReplayOptions {
   opencodeBin?: string;
   workspace?: string;
   sandbox?: boolean;
+  quiet?: boolean;
   demo?: boolean;
 }
 
@@ -101,7 +103,9 @@ export function registerReplay(program: Command): void {
     .option('--model <provider:model>', 'recorded, openai:MODEL, ollama:MODEL or anthropic:MODEL', 'recorded')
     .option(
       '--base-url <url>',
-      'the endpoint (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, or the provider’s)',
+      'the endpoint: with /v1 for OpenAI-compatible servers (http://127.0.0.1:8000/v1), without for Anthropic ' +
+        '(default: OPENAI_BASE_URL, else https://api.openai.com/v1; ollama: http://127.0.0.1:11434/v1; ' +
+        'anthropic: ANTHROPIC_BASE_URL, else https://api.anthropic.com)',
     )
     .addOption(
       new Option(
@@ -203,6 +207,7 @@ export function registerReplay(program: Command): void {
       '--sandbox',
       '--agent opencode: run opencode under bubblewrap with the workspace and --watch directories read-only',
     )
+    .option('-q, --quiet', 'no progress on stderr (a bar on a terminal, else a line per finished session)')
     .addOption(demoOption())
     .addOption(dbOption())
     .addOption(jsonOption())
@@ -223,6 +228,11 @@ change is stored with the run (replay-history runs RUN_ID lists them) and makes 
 
 Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY; local servers need none.
 
+Off a terminal a line per finished session goes to stderr (a progress bar on one; --quiet for neither). Exit
+codes: 0 done · 1 a turn failed, or the run was stopped by the provider · 2 a usage error (found before anything
+runs) · 3 side effects (outranks 1: said even when turns failed too) · 130/143/129 stopped by SIGINT/SIGTERM/
+SIGHUP: the run is marked interrupted and --resume RUN_ID (or a unique prefix of it) goes on.
+
 --agent opencode runs the real opencode binary headless in each session's recorded cwd (or --workspace), in a
 private HOME and config of its own: a plugin overrides every built-in tool with one that returns the recorded
 result (tools offered to the model byte-identical to opencode's own), and stops any other tool. Its model
@@ -235,13 +245,18 @@ Examples:
   $ replay-history replay sample-sessions
   $ replay-history replay 6f1c2a34 --model ollama:qwen2.5-coder:7b --out qwen.jsonl
   $ replay-history replay --all --model openai:gpt-4o-mini --concurrency 8 --json
-  $ replay-history replay 6f1c2a34 --mode free --on-miss stop --model anthropic:claude-sonnet-4-5
+  $ replay-history replay 6f1c2a34 --mode free --on-miss stop --model anthropic:claude-sonnet-4-6
   $ replay-history replay --resume run_20261130T101500_3f9a2c
+  $ replay-history replay 6f1c2a34 --model openai:qwen --base-url http://127.0.0.1:8000/v1 --stream --max-tokens 2048
+  $ replay-history replay --all --model ollama:qwen2.5-coder:7b --elide-repeats --max-result-bytes 8192 --quiet
+  $ replay-history replay 9a8b7c6d --model openai:qwen --system-prompt prompt.txt --out more.jsonl --append
+  $ replay-history replay 6f1c2a34 --mode free --max-turns 1.5 --timeout 120 --retries 5
   $ replay-history replay 6f1c2a34 --watch ~/src/app --exclude ~/src/app/node_modules
   $ replay-history replay c0faf5aa --agent opencode --model ollama:qwen2.5-coder:7b
   $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {
+      if (options.resume) refuseWithResume(command);
       if (options.demo) ({ targets, options } = useDemo(targets, options, command));
       const db = openDb(options.db, { command: 'replay' });
       try {
@@ -253,6 +268,42 @@ Examples:
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Signals that stop a replay the way Ctrl-C does. */
+const stopSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Options that contradict each other, or that the command would silently ignore, are refused before anything
+ * is read or written.
+ */
+function refuseContradictions(targets: string[], options: ReplayOptions): void {
+  if (options.append && options.force)
+    throw new UserError(
+      '--append and --force contradict each other: --append keeps the pairs in --out, --force deletes them',
+    );
+  if (options.all && targets.length > 0)
+    throw new UserError(
+      `--all replays every stored session: drop it or the targets (${targets.slice(0, 3).join(' ')}${targets.length > 3 ? ' …' : ''})`,
+    );
+  if (options.resume && (targets.length > 0 || options.all))
+    throw new UserError('--resume takes no targets: the run knows its sessions');
+  if (options.resume && (options.append || options.force))
+    throw new UserError('--resume continues the run’s own pairs file: --append and --force do not apply');
+}
+
+/** With --resume the run goes on with the options it was started with: changing one is refused, not ignored. */
+function refuseWithResume(command: Command): void {
+  const kept = new Set(['resume', 'db', 'json', 'quiet']);
+  const given = command.options
+    .filter((option) => !kept.has(option.attributeName()))
+    .filter((option) => command.getOptionValueSource(option.attributeName()) === 'cli')
+    .map((option) => option.long ?? option.flags);
+  if (given.length > 0)
+    throw new UserError(
+      `--resume goes on with the options the run was started with: ${given.join(', ')} cannot be changed`,
+      'start a new run to use other options (replay-history runs RUN_ID shows the run’s own)',
+    );
+}
 
 /** Turns between two full garbage collections during a replay. */
 const gcEvery = 256;
@@ -271,11 +322,9 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
   let outFile: string;
   let mode: 'new' | 'append' | 'resume';
 
+  refuseContradictions(targets, options);
   if (options.resume) {
-    const run = runs.get(options.resume);
-    if (!run) throw new UserError(`no run '${options.resume}'`, 'run replay-history runs to list them');
-    if (targets.length > 0 || options.all)
-      throw new UserError('--resume takes no targets: the run knows its sessions');
+    const run = runs.resolve(options.resume);
     runId = run.id;
     stored = JSON.parse(run.options) as StoredOptions;
     sessionIds = runs.sessions(run.id);
@@ -398,6 +447,27 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
   }
   if (opened.cut > 0)
     warn(`${outFile}: removed a torn last line (${opened.cut} bytes) left by an interrupted run`);
+  if (mode === 'resume' && driver === 'opencode') {
+    // opencode cannot go on from the middle of a session: one the killed run had begun but not finished is
+    // replayed again from its start, in a new opencode session, and its earlier pairs and turns are replaced.
+    const begun = new Set(
+      [...runs.doneTurns(runId), ...opened.done]
+        .map(keySession)
+        .filter((id) => ['pending', 'failed'].includes(runs.sessionStatus(runId, id) ?? 'pending')),
+    );
+    if (begun.size > 0) {
+      opened.writer.close();
+      const replaced = PairsWriter.supersede(outFile, runId, begun);
+      for (const id of begun) {
+        runs.restartSession(runId, id);
+        warn(
+          `${id.slice(0, 12)}: begun by the interrupted run; opencode cannot continue a session mid-way, so it is replayed again from its start`,
+        );
+      }
+      if (replaced > 0) warn(`${replaced} earlier pair(s) of those sessions taken out of ${outFile}`);
+      opened = PairsWriter.open(outFile, 'resume', runId);
+    }
+  }
   if (mode === 'resume') runs.reopen(runId);
   else
     runs.create(
@@ -415,25 +485,46 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
     exclude: stored.exclude ?? [],
     ...(opencode ? { agent: { sandbox: stored.sandbox === true } } : {}),
   });
-  const started = performance.now();
   const bar = progressBar('replay');
   let asked = 0;
   const total = sessionIds.reduce((n, id) => n + (sessions.row(id)?.turn_count ?? 0), 0) - done.size;
-  const interrupted = () => {
-    runs.finish(runId, 'interrupted');
+  // Ctrl-C, `kill`, a closed terminal: the run is marked interrupted (never left 'running') and can be resumed.
+  // Exit 128 + the signal's number, as a shell reports a process killed by it.
+  const interrupted = (signal: NodeJS.Signals) => {
+    runs.finish(runId, 'interrupted', `stopped by ${signal}`);
     bar.end();
     check.checker?.abandon();
-    say(`\ninterrupted; continue with: replay-history replay --resume ${runId}`);
-    process.exit(130);
+    say(`\ninterrupted (${signal}); continue with: replay-history replay --resume ${runId}`);
+    process.exit(128 + (constants.signals[signal] ?? 2));
   };
-  process.once('SIGINT', interrupted);
+  for (const signal of stopSignals) process.once(signal, interrupted);
   let failure: unknown;
   try {
-    const onTurn = () => {
-      bar.update(++asked, Math.max(total, asked), `turns · ${runId}`);
+    // Progress: on a terminal the bar (turns, sessions finished, the session last heard of); elsewhere a line per
+    // finished session, so a log shows a long run moving (--quiet: neither).
+    let finished = 0;
+    let current = '';
+    const onTurn = (event: { sessionId: string }) => {
+      current = event.sessionId.slice(0, 8);
+      if (!options.quiet)
+        bar.update(
+          ++asked,
+          Math.max(total, asked),
+          `turns · ${finished}/${sessionIds.length} sessions · ${current}`,
+        );
+      else asked++;
       // As in ingest: V8 lets garbage pile up with the allocation rate; a full collection every few hundred
       // turns keeps peak memory from growing with the length of the run.
       if (asked % gcEvery === 0) collectGarbage();
+    };
+    const onSession = (end: SessionEnd) => {
+      finished++;
+      if (options.quiet || bar.enabled) return;
+      const turns = runs.sessionTurns(runId, end.sessionId);
+      say(
+        `${err.dim('session')} ${finished}/${sessionIds.length} ${end.sessionId.slice(0, 8)} ${end.status}: ${turns.done} turn(s)` +
+          `${turns.failed > 0 ? `, ${turns.failed} failed` : ''}${end.note ? ` (${end.note})` : ''}`,
+      );
     };
     if (opencode) {
       await replayOpencode({
@@ -442,13 +533,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         upstream: opencode.upstream,
         sessions,
         runs,
-        // opencode cannot go on from the middle of a session: one cut off by a killed run stays as it is.
-        sessionIds: sessionIds.filter((id) => {
-          const begun = [...done].some((key) => keySession(key) === id);
-          if (begun)
-            warn(`${id.slice(0, 12)}: begun by the interrupted run; opencode cannot resume it mid-way`);
-          return !begun;
-        }),
+        sessionIds,
         writer: opened.writer,
         concurrency: stored.concurrency,
         onMiss: stored.onMiss ?? 'error',
@@ -464,6 +549,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         ...(check.view ? { view: check.view } : {}),
         timeoutMs: stored.timeout * 1000,
         onTurn,
+        onSession,
         onNote: (text) => warn(text),
       });
     } else if (provider) {
@@ -479,6 +565,7 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         ...(systemPrompt !== undefined ? { systemPrompt } : {}),
         ...(stored.shown ? { shown: stored.shown } : {}),
         onTurn,
+        onSession,
       };
       if (stored.mode === 'free') {
         for (const list of existing.values()) list.sort((a, b) => a.turn - b.turn);
@@ -490,12 +577,15 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
         });
       } else await replayForced({ ...common, done });
     }
-    runs.finish(runId, 'done');
+    // A run none of whose turns was answered did not do its job, whatever the reason: it is a failed run.
+    const { turnsDone, turnsFailed } = runs.figures(runId);
+    if (turnsDone === 0 && turnsFailed > 0) runs.finish(runId, 'failed', 'every turn failed');
+    else runs.finish(runId, 'done');
   } catch (error) {
     runs.finish(runId, 'failed', (error as Error).message);
     failure = error;
   } finally {
-    process.off('SIGINT', interrupted);
+    for (const signal of stopSignals) process.off(signal, interrupted);
     bar.end();
     opened.writer.close();
   }
@@ -515,14 +605,11 @@ async function replay(db: Db, targets: string[], options: ReplayOptions, modeGiv
   }
 
   const figures = runs.figures(runId);
-  const seconds = (performance.now() - started) / 1000;
   const run = runs.get(runId);
   if (run && options.json) {
-    writeOut(
-      JSON.stringify({ ...runJson(run, figures, seconds), sideEffects: checkJson(check, report) }, null, 2),
-    );
+    writeOut(JSON.stringify({ ...runJson(run, figures), sideEffects: checkJson(check, report) }, null, 2));
   } else if (run) {
-    writeOut(formatFigures(run, figures, seconds));
+    writeOut(formatFigures(run, figures));
     writeOut(formatCheck(check, report));
     say(`${err.dim('pairs:')} ${outFile}`);
   }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { openDb } from '../../store/db.js';
 import {
   type CheckSummary,
+  type FailureCause,
   type MissRecord,
   type RunFigures,
   type RunRow,
@@ -11,7 +12,8 @@ import { UserError } from '../errors.js';
 import { formatBytes, table, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
 
-const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+/** A share as a percentage; – where it is undefined (no calls made, or none recorded), never 100%. */
+const percent = (share: number | null) => (share === null ? '–' : `${(share * 100).toFixed(1)}%`);
 
 function wallSeconds(run: RunRow): number | null {
   if (!run.finished_at) return null;
@@ -62,6 +64,9 @@ export function formatFigures(run: RunRow, f: RunFigures, seconds = wallSeconds(
     `time        ${seconds === null ? '–' : `${seconds.toFixed(1)} s`} wall, ${(f.latencyMs / 1000).toFixed(1)} s in model calls`,
   ];
   if (f.misses) lines.push(`misses      ${f.misses} tool call(s) not in the recording`);
+  f.failures.forEach((failure, i) => {
+    lines.push(formatFailure(failure, i > 0));
+  });
   const shown = (JSON.parse(run.options) as { shown?: unknown }).shown;
   if (shown || f.elision.resultsElided > 0 || f.elision.resultsCut > 0) {
     lines.push(
@@ -72,6 +77,11 @@ export function formatFigures(run: RunRow, f: RunFigures, seconds = wallSeconds(
     );
   }
   return lines.join('\n');
+}
+
+/** `failed  30 × openai:x: HTTP 400: … (first: 6f1c2a34 turn 3)`: one line per distinct cause. */
+function formatFailure(failure: FailureCause, continued = false): string {
+  return `${continued ? '      ' : 'failed'}      ${failure.count} × ${failure.cause} (first: ${failure.first.sessionId.slice(0, 8)} turn ${failure.first.turn})`;
 }
 
 export function registerRuns(program: Command): void {
@@ -153,14 +163,13 @@ Examples:
 const missesShown = 1000;
 
 function showRun(store: RunStore, id: string, json: boolean): void {
-  const run = store.get(id);
-  if (!run) throw new UserError(`no run '${id}'`, 'run replay-history runs to list them');
-  const figures = store.figures(id);
-  const check = store.checkSummary(id);
-  const changes = [...store.changes(id)];
+  const run = store.resolve(id);
+  const figures = store.figures(run.id);
+  const check = store.checkSummary(run.id);
+  const changes = [...store.changes(run.id)];
   // Bounded: a run that missed on every call of thousands of sessions is summed up by its count.
   const misses: MissRecord[] = [];
-  for (const miss of store.misses(id)) {
+  for (const miss of store.misses(run.id)) {
     if (misses.length === missesShown) break;
     misses.push(miss);
   }

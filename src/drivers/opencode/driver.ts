@@ -18,7 +18,7 @@ import {
   type ShownSettings,
   savings,
 } from '../../replay/elide.js';
-import { matching, requestDigest } from '../../replay/engine.js';
+import { matching, requestDigest, type SessionEnd } from '../../replay/engine.js';
 import { compareCalls } from '../../replay/match.js';
 import type { PairsWriter } from '../../replay/pairs.js';
 import { type Answer, ShortCircuit } from '../../replay/shortcircuit.js';
@@ -74,6 +74,7 @@ export interface OpencodeReplay {
   /** --context-limit / --max-tokens: the model's limits as opencode is told them (it compacts by them). */
   limit?: { context: number; output: number };
   onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
+  onSession?: (event: SessionEnd) => void;
   /** Something a user should know (a session skipped, opencode's own error output). */
   onNote?: (text: string) => void;
 }
@@ -216,6 +217,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
   const skip = (why: string): void => {
     run.onNote?.(`${session.id.slice(0, 12)}: ${why}`);
     run.runs.setSessionStatus(run.runId, session.id, 'failed');
+    run.onSession?.({ sessionId: session.id, status: 'failed', note: why });
   };
   if (!workspace || !existsSync(workspace) || !statSync(workspace).isDirectory()) {
     return skip(
@@ -509,6 +511,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
       }
     }
     run.runs.setSessionStatus(run.runId, session.id, status);
+    run.onSession?.({ sessionId: session.id, status });
   } finally {
     await proxy?.close();
     await answers?.close();
