@@ -203,8 +203,11 @@ function workspace(name: string): string {
 const listing = (path: string) =>
   spawnSync('find', [path, '-printf', '%P %s %T@\\n'], { encoding: 'utf8' }).stdout.split('\n').sort();
 
-async function replayAgent(ws: string, opencode: string, extraEnv: Record<string, string> = {}) {
-  const name = basename(ws);
+async function replayAgent(
+  ws: string,
+  opencode: string,
+  options: { env?: Record<string, string>; args?: string[]; human?: boolean } = {},
+) {
   const result = await run(
     [
       'replay',
@@ -216,18 +219,41 @@ async function replayAgent(ws: string, opencode: string, extraEnv: Record<string
       '--workspace',
       ws,
       '--out',
-      join(base, `${name}.jsonl`),
+      join(base, `${basename(ws)}.jsonl`),
       '--opencode-bin',
       opencode,
-      '--json',
+      ...(options.human ? [] : ['--json']),
+      ...(options.args ?? []),
     ],
-    { env: { ...env, ...extraEnv } },
+    { env: { ...env, ...options.env } },
   );
   const effects = result.stdout.startsWith('{')
     ? (JSON.parse(result.stdout) as { sideEffects: SideEffects }).sideEffects
     : undefined;
   return { result, effects };
 }
+
+/**
+ * A replay during which the test, another process, writes into the real workspace: the agent (its first run)
+ * waits at its start until the test has written, then goes on. `agent` is what the agent itself does then.
+ */
+async function replayWhileAnotherWrites(name: string, agent: string, args: string[] = []) {
+  const ws = workspace(name);
+  const started = join(base, `${name}-agent-started`);
+  const written = join(base, `${name}-other-wrote`);
+  const opencode = wrapper(
+    ws,
+    `if [ ! -e ${written} ]; then touch ${started}; while [ ! -e ${written} ]; do sleep 0.1; done; ${agent}; fi`,
+  );
+  const replaying = replayAgent(ws, opencode, { args });
+  while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 100));
+  writeFileSync(join(ws, 'from-another-process.txt'), 'not the replay\n');
+  writeFileSync(join(ws, 'debug.log'), 'rewritten by another process\n');
+  writeFileSync(written, '');
+  return { ws, ...(await replaying) };
+}
+
+const bwrapWorks = spawnSync('bwrap', ['--bind', '/', '/', '--die-with-parent', 'true']).status === 0;
 
 describe('an agent replay judged by what the agent wrote', () => {
   beforeAll(async () => {
@@ -264,20 +290,7 @@ describe('an agent replay judged by what the agent wrote', () => {
   it.runIf(viewAvailable)(
     'a write into the real workspace by another process during the replay is said, not counted: exit 0',
     async () => {
-      // The agent waits at its start until the test (another process) has written into the real workspace.
-      const started = join(base, 'agent-started');
-      const written = join(base, 'other-wrote');
-      const ws = workspace('other');
-      const waiting = wrapper(
-        ws,
-        `if [ ! -e ${written} ]; then touch ${started}; while [ ! -e ${written} ]; do sleep 0.1; done; fi`,
-      );
-      const replaying = replayAgent(ws, waiting);
-      while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 100));
-      writeFileSync(join(ws, 'from-another-process.txt'), 'not the replay\n');
-      writeFileSync(join(ws, 'debug.log'), 'rewritten by another process\n');
-      writeFileSync(written, '');
-      const { result, effects } = await replaying;
+      const { ws, result, effects } = await replayWhileAnotherWrites('other', 'true');
       expect(result.exitCode).toBe(0);
       expect(effects?.changes).toEqual([]);
       expect(effects?.otherChanges).toEqual([
@@ -289,20 +302,52 @@ describe('an agent replay judged by what the agent wrote', () => {
     180_000,
   );
 
+  it.runIf(viewAvailable)(
+    'both at once: the agent’s write counts (exit 3), the other process’s is said apart',
+    async () => {
+      const { ws, result, effects } = await replayWhileAnotherWrites('both', 'echo agent > agent.txt');
+      expect(result.exitCode).toBe(3);
+      expect(effects?.changes).toEqual([
+        expect.objectContaining({ kind: 'created', path: join(ws, 'agent.txt'), layers: ['overlay'] }),
+      ]);
+      expect(effects?.otherChanges.map((change) => change.path)).toEqual([
+        join(ws, 'debug.log'),
+        join(ws, 'from-another-process.txt'),
+      ]);
+      expect(existsSync(join(ws, 'agent.txt'))).toBe(false);
+    },
+    180_000,
+  );
+
+  it.runIf(bwrapWorks)(
+    '--sandbox instead of the view: the agent’s write is refused, and the other process’s is not counted',
+    async () => {
+      const { ws, result, effects } = await replayWhileAnotherWrites(
+        'sandboxed',
+        'echo agent > agent.txt 2>/dev/null || true',
+        ['--sandbox'],
+      );
+      expect(result.exitCode).toBe(0);
+      expect(effects?.copyOnWrite).toMatchObject({
+        method: 'none',
+        reason: '--sandbox: the checked directories are read-only to the agent',
+      });
+      expect(effects?.changes).toEqual([]);
+      expect(effects?.otherChanges).toHaveLength(2);
+      expect(existsSync(join(ws, 'agent.txt'))).toBe(false);
+    },
+    180_000,
+  );
+
   it(`without a view (${noOverlayEnv}=1, as where none can be made) the real workspace is checked, as before, and said so`, async () => {
     const ws = workspace('fallback');
     const intruder = wrapper(ws, 'echo intruder > "$PWD/intruder.txt"');
-    const { result, effects } = await replayAgent(ws, intruder, { [noOverlayEnv]: '1' });
+    const { result } = await replayAgent(ws, intruder, { env: { [noOverlayEnv]: '1' }, human: true });
     expect(result.exitCode).toBe(3);
-    expect(effects?.copyOnWrite).toMatchObject({ method: 'none', reason: `${noOverlayEnv} is set` });
-    expect(effects?.changes).toEqual([
-      expect.objectContaining({
-        kind: 'created',
-        path: join(ws, 'intruder.txt'),
-        layers: expect.arrayContaining(['manifest']),
-      }),
-    ]);
-    expect(effects?.otherChanges).toEqual([]);
+    expect(result.stdout).toMatch(/side effects 1 change under .*:\n {2}created {2}intruder\.txt · manifest/);
+    expect(result.stdout).toContain(
+      `copy-on-write view not available: ${noOverlayEnv} is set, checking the real workspace`,
+    );
     // Nothing stood between the agent and the real files.
     expect(readFileSync(join(ws, 'intruder.txt'), 'utf8')).toBe('intruder\n');
   }, 180_000);
