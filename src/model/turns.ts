@@ -29,7 +29,7 @@ export function syntheticResult(call: ToolCall): ToolResult {
 }
 
 /** Harness-made assistant messages (API error stand-ins) were never model output and were never sent back. */
-function isModelTurn(message: Message): boolean {
+export function isModelTurn(message: Message): boolean {
   return message.role === 'assistant' && !message.injected;
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { type Message, outputText, type Part } from '../../model/session.js';
-import { splitTurns } from '../../model/turns.js';
+import { isModelTurn, type Turn, turns } from '../../model/turns.js';
 import { openDb } from '../../store/db.js';
 import { SessionStore } from '../../store/sessions.js';
 import { UserError } from '../errors.js';
@@ -14,7 +14,8 @@ export function registerShow(program: Command): void {
     .argument('<id-prefix>', 'a session id (or the agent’s own session id), or a unique prefix of one')
     .option(
       '--turn <n>',
-      'print only the context model turn N (1-based) was given, and its answer',
+      'print only what model turn N was given, and its answer: N as printed beside "assistant · turn N" ' +
+        'and as a pairs file’s "turn" (e.g. --turn 4)',
       parseTurn,
     )
     .addOption(dbOption())
@@ -22,8 +23,10 @@ export function registerShow(program: Command): void {
     .addHelpText(
       'after',
       `
-Injected text (written by the agent harness, not typed by a person) is marked. After a compaction the
-model saw only the summary and what followed; --turn N prints exactly that context.
+Injected text (written by the agent harness, not typed by a person) is marked. Each model turn is numbered
+from 1 (a resumed session counts on from the turns it inherited), as --turn and the pairs file of a replay
+number them. After a compaction the model saw only the summary and what followed; --turn N prints exactly
+that context.
 
 Examples:
   $ replay-history show 3f2a
@@ -37,18 +40,19 @@ Examples:
         const loaded = store.load(row.id);
         if (!loaded) throw new UserError(`session ${prefix} vanished while reading`);
         const { session, own } = loaded;
+        const numbers = turnNumbers(session.messages);
+        const shown = (message: Message) => render(message, numbers.get(message));
         if (options.turn !== undefined) {
-          const turns = splitTurns(session.messages, own);
-          const turn = turns[options.turn - 1];
+          const { turn, count } = findTurn(session.messages, options.turn);
           if (!turn)
             throw new UserError(
-              `session ${row.id.slice(0, 12)} has ${turns.length} turn(s); no turn ${options.turn}`,
+              `session ${row.id.slice(0, 12)} has ${count} turn(s); no turn ${options.turn}`,
             );
           if (options.json) writeOut(JSON.stringify(turn, null, 2));
           else {
-            writeOut(turn.context.map(render).join('\n'));
+            writeOut(turn.context.map(shown).join('\n'));
             writeOut(out.bold(`── turn ${options.turn}: the model answered ──`));
-            writeOut(render(turn.response));
+            writeOut(shown(turn.response));
           }
           return;
         }
@@ -66,7 +70,7 @@ Examples:
             : '',
         ].filter(Boolean);
         writeOut(out.bold(header.join('\n')));
-        writeOut(session.messages.map(render).join('\n'));
+        writeOut(session.messages.map(shown).join('\n'));
       } finally {
         db.close();
       }
@@ -80,7 +84,27 @@ function parseTurn(value: string): number {
   return n;
 }
 
-function render(message: Message): string {
+/**
+ * The number of each model turn, as `turns` counts them (Turn.index + 1, inherited turns included): what
+ * --turn takes and what a pairs file's `turn` says.
+ */
+function turnNumbers(messages: readonly Message[]): Map<Message, number> {
+  const numbers = new Map<Message, number>();
+  for (const message of messages) if (isModelTurn(message)) numbers.set(message, numbers.size + 1);
+  return numbers;
+}
+
+/** Turn `n`, built without the contexts of the turns after it; otherwise how many turns there are. */
+function findTurn(messages: readonly Message[], n: number): { turn?: Turn; count: number } {
+  let count = 0;
+  for (const turn of turns(messages)) {
+    count = turn.index + 1;
+    if (count === n) return { turn, count };
+  }
+  return { count };
+}
+
+function render(message: Message, turn?: number): string {
   const flags = [
     message.injected ? 'injected' : '',
     message.compaction ? 'compaction summary' : '',
@@ -92,7 +116,7 @@ function render(message: Message): string {
     'file' in message.source
       ? `${message.source.file}:${message.source.line}`
       : `${message.source.db}#${message.source.row}`;
-  const title = `── ${message.role}${flags ? ` (${flags})` : ''} ${out.dim(where)}`;
+  const title = `── ${message.role}${turn !== undefined ? ` · turn ${turn}` : ''}${flags ? ` (${flags})` : ''} ${out.dim(where)}`;
   const lines = [
     message.compaction
       ? out.yellow(`${title}\n   [the model saw nothing before this summary]`)
