@@ -9,15 +9,17 @@ import { dbOption, jsonOption } from './options.js';
 export function registerSessions(program: Command): void {
   program
     .command('sessions')
-    .description('list stored sessions, oldest first')
-    .option('--agent <agent>', `only this agent's sessions (${agents.join(', ')})`)
+    .description('list stored sessions, oldest first, each sub-agent under its parent')
+    .option('--agent <agent>', `only this agent's sessions: ${agents.join(', ')} (e.g. --agent codex)`)
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
       'after',
       `
-Columns: id (a prefix is enough wherever an id is asked for), agent, kind (sub-agents are indented
-under the id of their parent), started, turns (model calls), tool calls, title.
+Columns: id (a prefix is enough wherever an id is asked for), agent, kind, started, turns (model calls),
+tool calls, title. A sub-agent (or compaction) session is listed right after its parent, its id indented
+two spaces per level; one whose parent is not stored is listed on its own, as "subagent of <parent id>".
+--json lists every session flat, oldest first; parentId links a sub-agent to its parent.
 
 Examples:
   $ replay-history sessions
@@ -43,11 +45,14 @@ Examples:
           return;
         }
         const rows: string[][] = [['ID', 'AGENT', 'KIND', 'STARTED', 'TURNS', 'TOOLS', 'TITLE']];
-        for (const row of store.list(filter)) {
+        for (const { row, depth } of nested([...store.list(filter)])) {
           rows.push([
-            row.id.slice(0, 12),
+            `${'  '.repeat(depth)}${row.id.slice(0, 12)}`,
             row.agent,
-            row.kind === 'main' ? 'main' : `${row.kind} of ${row.parent_id?.slice(0, 8) ?? '?'}`,
+            // Under its parent the kind alone says it; on its own it names the parent that is not listed.
+            row.kind === 'main' || depth > 0
+              ? row.kind
+              : `${row.kind} of ${row.parent_id?.slice(0, 8) ?? '?'}`,
             (row.started_at ?? '').replace('T', ' ').slice(0, 16),
             String(row.turn_count),
             row.unanswered_count
@@ -67,7 +72,36 @@ Examples:
     });
 }
 
-function toJson(row: ReturnType<SessionStore['list']> extends Generator<infer T> ? T : never) {
+type Listed = ReturnType<SessionStore['list']> extends Generator<infer T> ? T : never;
+
+/**
+ * The sessions in list order, each one's sub-sessions right after it (oldest first, recursively), with their
+ * depth. A session whose parent is not among them stays where it is, at depth 0.
+ */
+function* nested(rows: Listed[]): Generator<{ row: Listed; depth: number }> {
+  const ids = new Set(rows.map((row) => row.id));
+  const children = new Map<string, Listed[]>();
+  for (const row of rows) {
+    if (row.parent_id === null || row.parent_id === row.id || !ids.has(row.parent_id)) continue;
+    const siblings = children.get(row.parent_id) ?? [];
+    siblings.push(row);
+    children.set(row.parent_id, siblings);
+  }
+  const placed = new Set<string>();
+  function* under(row: Listed, depth: number): Generator<{ row: Listed; depth: number }> {
+    placed.add(row.id);
+    yield { row, depth };
+    for (const child of children.get(row.id) ?? []) if (!placed.has(child.id)) yield* under(child, depth + 1);
+  }
+  for (const row of rows) {
+    const top = row.parent_id === null || row.parent_id === row.id || !ids.has(row.parent_id);
+    if (top && !placed.has(row.id)) yield* under(row, 0);
+  }
+  // Parent links that loop (a damaged store) reach no top-level session: listed flat rather than lost.
+  for (const row of rows) if (!placed.has(row.id)) yield* under(row, 0);
+}
+
+function toJson(row: Listed) {
   return {
     id: row.id,
     agent: row.agent,
