@@ -87,7 +87,7 @@ describe('replay-history binary', () => {
   });
 
   it('explains every command with an example in --help, and exits 2 on a usage error', async () => {
-    for (const command of ['ingest', 'sessions', 'show']) {
+    for (const command of ['ingest', 'sessions', 'show', 'stats']) {
       const help = await run([command, '--help']);
       expect(help.exitCode).toBe(0);
       expect(help.stdout).toContain('--db <file>');
@@ -98,6 +98,31 @@ describe('replay-history binary', () => {
     const wrong = await run(['ingest', '--no-such-flag']);
     expect(wrong.exitCode).toBe(2);
     expect(wrong.stderr).toContain("error: unknown option '--no-such-flag'");
+  });
+
+  it('ingest, show, sessions and stats: every option has an example, and each default is said once', async () => {
+    for (const command of ['ingest', 'show', 'sessions', 'stats']) {
+      const help = (await run([command, '--help'])).stdout;
+      const [usage = '', examples = ''] = help.split('\nExamples:\n');
+      // Each option with its description, continuation lines joined.
+      const options = usage
+        .slice(usage.indexOf('\nOptions:\n'))
+        .split(/\n(?= {2}-)/)
+        .slice(1)
+        .map((text) => text.replace(/\s+/g, ' ').trim());
+      expect(options.length, command).toBeGreaterThan(2);
+      for (const option of options) {
+        const flag = option.match(/--[\w-]+/)?.[0] ?? '';
+        if (flag === '--help') continue;
+        // Shown in use: in an example, or with an e.g. of its own.
+        expect(examples.includes(flag) || option.includes('e.g.'), `${command} ${flag}`).toBe(true);
+        expect(option.match(/default/g) ?? [], `${command}: ${option}`).toHaveLength(
+          option.includes('(default:') ? 1 : 0,
+        );
+        expect(option.match(/REPLAY_HISTORY_DB/g)?.length ?? 0, option).toBeLessThanOrEqual(1);
+        expect(option, command).not.toMatch(/\(default: (\[\]|false)\)/);
+      }
+    }
   });
 
   it('refuses a store written by a newer version, exit 2, and does not touch it', async () => {

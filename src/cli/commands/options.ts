@@ -3,7 +3,7 @@ import { defaultDbPath } from '../../store/db.js';
 import { UserError } from '../errors.js';
 
 export function dbOption(): Option {
-  return new Option('--db <file>', 'the SQLite store (env REPLAY_HISTORY_DB)').default(
+  return new Option('--db <file>', 'the SQLite store, e.g. --db /tmp/replay.db').default(
     defaultDbPath(),
     '$REPLAY_HISTORY_DB, else $XDG_DATA_HOME (or ~/.local/share)/replay-history/replay.db',
   );

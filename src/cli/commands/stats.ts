@@ -5,7 +5,6 @@ import { elideOptions } from '../../replay/elide.js';
 import { addSession, emptyFigures, type ToolFigures, totals } from '../../replay/elision-stats.js';
 import { openDb } from '../../store/db.js';
 import { SessionStore } from '../../store/sessions.js';
-import { UserError } from '../errors.js';
 import { collectGarbage } from '../memory.js';
 import { formatBytes, progressBar, table, writeOut } from '../output.js';
 import { atLeast, dbOption, jsonOption, minResultBytes } from './options.js';
@@ -24,16 +23,24 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 export function registerStats(program: Command): void {
   program
     .command('stats')
-    .description('figures over stored sessions: --elision shows what --elide-repeats saves')
+    .description('figures over stored sessions; one report so far, --elision: what --elide-repeats saves')
     .argument(
       '[targets...]',
       'session ids or prefixes, or log files/directories (ingested first); default: all',
     )
-    .option('--elision', 'tool results elided, bytes and tokens before and after, per tool')
-    .option('--elide-tool <name>', 'count this tool as read-only too, as --elide-repeats would', collect, [])
+    .option(
+      '--elision',
+      'tool results elided, bytes and tokens before and after, per tool (the only report: run when none is named)',
+    )
+    .option(
+      '--elide-tool <name>',
+      'count this tool as read-only too, as replay --elide-tool would; repeatable (e.g. --elide-tool mcp__fs__read)',
+      collect,
+      [],
+    )
     .option(
       '--max-result-bytes <n>',
-      'with the results cut as replay --max-result-bytes would',
+      'with the results cut as replay --max-result-bytes would (e.g. --max-result-bytes 65536)',
       atLeast('--max-result-bytes', minResultBytes),
     )
     .addOption(dbOption())
@@ -46,13 +53,16 @@ when it is byte-identical to what the model already had for the same read-only t
 context (a compaction starts afresh). Tokens are counted offline with the o200k_base encoding (gpt-tokenizer).
 "across contexts" sums every turn's context, i.e. what a forced replay sends: a repeat costs once per later turn.
 
+With no report named, stats runs --elision (the only one so far).
+
 Examples:
+  $ replay-history stats
   $ replay-history stats --elision
   $ replay-history stats --elision 6f1c2a34 --json
   $ replay-history stats --elision ~/.claude/projects --elide-tool mcp__fs__read --max-result-bytes 65536`,
     )
     .action((targets: string[], options: StatsOptions) => {
-      if (!options.elision) throw new UserError('choose a report', 'replay-history stats --elision');
+      // --elision is the only report: naming none runs it, rather than an error that can only say "add --elision".
       // Log paths among the targets are ingested first: only then does stats write.
       const db = openDb(options.db, { readOnly: !targets.some(existsSync), command: 'stats with log paths' });
       try {
