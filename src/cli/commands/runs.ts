@@ -151,7 +151,9 @@ Examples:
         }
         if (options.json) writeOut(JSON.stringify(json, null, 2));
         else if (rows.length === 1)
-          process.stderr.write('no runs yet; hint: replay-history replay sample-sessions\n');
+          process.stderr.write(
+            'no runs yet; hint: replay-history replay --demo (or replay-history replay SESSION)\n',
+          );
         else writeOut(table(rows));
       } finally {
         db.close();
