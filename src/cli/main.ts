@@ -21,9 +21,12 @@ export function program(): Command {
     )
     .version(version)
     .configureHelp({
-      // A repeatable option given no value is simply none: "(default: [])" says nothing to a user.
+      // A repeatable option given no value is simply none, and an on/off flag says in its text which is the
+      // default: "(default: [])" or "(default: false)" says nothing to a user.
       optionDescription(option: Option): string {
-        const empty = Array.isArray(option.defaultValue) && option.defaultValue.length === 0;
+        const empty =
+          (Array.isArray(option.defaultValue) && option.defaultValue.length === 0) ||
+          (option.isBoolean() && typeof option.defaultValue === 'boolean');
         const shown = empty
           ? Object.assign(Object.create(option) as Option, { defaultValue: undefined })
           : option;

@@ -136,7 +136,10 @@ Examples:
   $ replay-history export --format openai --out train.jsonl
   $ replay-history export --from latest --format trl --split 0.9 --seed 7 --out qwen.jsonl
   $ replay-history export --from run:run_20261130T101500_3f9a2c --format dpo --out prefs.jsonl
-  $ replay-history export --format sharegpt --unit user-turn --elide-repeats --min-turns 3 --out data/agent.json`,
+  $ replay-history export --format sharegpt --unit user-turn --elide-repeats --min-turns 3 --out data/agent.json
+  $ replay-history export --unit model-turn --train-on last --max-result-bytes 4096 --out turns.jsonl --json
+  $ replay-history export --format axolotl --train-on all-assistant --include-injected --out all.jsonl
+  $ replay-history export --no-redact --elide-repeats --elide-tool mcp__db__query --out raw.jsonl`,
     )
     .action(async (options: ExportOptions) => {
       const { runExport } = await import('./export-action.js');

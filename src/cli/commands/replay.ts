@@ -194,18 +194,21 @@ them. Title and summary calls are left out of the pairs. Always free mode: the f
 in, each later one continues the same opencode session.
 
 Examples:
-  $ replay-history replay sample-sessions
+  $ replay-history replay --demo
+  $ replay-history replay sample-sessions --force
   $ replay-history replay 6f1c2a34 --model ollama:qwen2.5-coder:7b --out qwen.jsonl
   $ replay-history replay --all --model openai:gpt-4o-mini --concurrency 8 --json
   $ replay-history replay 6f1c2a34 --mode free --on-miss stop --model anthropic:claude-sonnet-4-6
   $ replay-history replay --resume run_20261130T101500_3f9a2c
   $ replay-history replay 6f1c2a34 --model openai:qwen --base-url http://127.0.0.1:8000/v1 --stream --max-tokens 2048
   $ replay-history replay --all --model ollama:qwen2.5-coder:7b --elide-repeats --max-result-bytes 8192 --quiet
+  $ replay-history replay 6f1c2a34 --elide-repeats --elide-tool mcp__db__query
   $ replay-history replay 9a8b7c6d --model openai:qwen --system-prompt prompt.txt --out more.jsonl --append
   $ replay-history replay 6f1c2a34 --mode free --max-turns 1.5 --timeout 120 --retries 5
   $ replay-history replay 6f1c2a34 --watch ~/src/app --exclude ~/src/app/node_modules
   $ replay-history replay c0faf5aa --agent opencode --model ollama:qwen2.5-coder:7b
-  $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox`,
+  $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox
+  $ replay-history replay c0faf5aa --agent opencode --opencode-bin ~/.opencode/bin/opencode --context-limit 32768`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {
       if (options.resume) refuseWithResume(command);
