@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { ingest, type PathSummary } from '../../sources/ingest.js';
-import { adapters } from '../../sources/registry.js';
+import type { PathSummary } from '../../sources/ingest.js';
 import { openDb } from '../../store/db.js';
 import { ExitCode, UserError } from '../errors.js';
 import { collectGarbage } from '../memory.js';
@@ -37,7 +36,12 @@ Examples:
   $ replay-history ingest sample-sessions --verbose
   $ replay-history ingest sample-sessions --db /tmp/replay.db --json`,
     )
-    .action((paths: string[], options: { db: string; json?: boolean; verbose?: boolean }) => {
+    .action(async (paths: string[], options: { db: string; json?: boolean; verbose?: boolean }) => {
+      // The readers of every format are loaded only when ingest runs, not for every command.
+      const [{ ingest }, { adapters }] = await Promise.all([
+        import('../../sources/ingest.js'),
+        import('../../sources/registry.js'),
+      ]);
       const targets = paths.length > 0 ? paths : adapters.flatMap((adapter) => adapter.defaultRoots());
       if (targets.length === 0) {
         throw new UserError(
