@@ -274,4 +274,17 @@ describe('progress', () => {
     expect(quiet.exitCode).toBe(0);
     expect(quiet.stderr).toBe('');
   });
+
+  it('draws a bar on a terminal instead: turns, sessions finished and the current session', async () => {
+    const screen = join(dir.path, 'typescript');
+    // `script` gives the program a real pseudo-terminal, as an interactive user has.
+    await execa('script', ['-qec', `node ${bin} replay --all --db ${db} --out ${out()} --force`, screen], {
+      reject: false,
+      env: { CI: '' },
+    });
+    const text = readFileSync(screen, 'utf8');
+    expect(text).toMatch(/replay [█░]{24} 30\/30 turns · [0-6]\/6 sessions · [0-9a-f]{8}/);
+    expect(text).not.toMatch(/session 1\/6/);
+    expect(text).toMatch(/turns {7}30 done, 0 failed, over 6 session\(s\)/);
+  });
 });
