@@ -29,23 +29,52 @@ import { type OpaqueTest, readUpper } from './upper.js';
 /** Set (to anything but 0) to run the agent on the real directories: the fallback, on purpose. */
 export const noOverlayEnv = 'REPLAY_HISTORY_NO_OVERLAY';
 
+/** How a view's namespace is made: as root, or in a user namespace of our own (an unprivileged user). */
+interface Way {
+  method: 'kernel overlay' | 'kernel overlay in a user namespace';
+  /** unshare's options before the command. */
+  unshare: string[];
+  /** Mount options every view gets (after lowerdir, upperdir, workdir). */
+  options: string;
+  /**
+   * The xattr that marks an opaque upper directory. Only the kernel's own name for this way is read: the agent
+   * can set user.* attributes through the view, never trusted.* ones.
+   */
+  opaque: string;
+}
+
+/**
+ * redirect_dir and metacopy off: a renamed directory is then copied, not redirected, and a chmod copies the whole
+ * file, so every upper entry holds its full content and the upper layer reads as it stands (no lower path to
+ * follow, no data kept below). In a user namespace the overlay keeps its attributes as user.overlay.* (userxattr),
+ * which makes no redirects already and refuses redirect_dir as an option.
+ */
+const ways: Way[] = [
+  {
+    method: 'kernel overlay',
+    unshare: ['--mount', '--propagation', 'private'],
+    options: 'redirect_dir=off,metacopy=off',
+    opaque: 'trusted.overlay.opaque',
+  },
+  {
+    method: 'kernel overlay in a user namespace',
+    unshare: ['--user', '--map-root-user', '--mount', '--propagation', 'private'],
+    options: 'userxattr,metacopy=off',
+    opaque: 'user.overlay.opaque',
+  },
+];
+
 export type ViewProbe =
   | {
       available: true;
-      method: 'kernel overlay';
+      method: Way['method'];
+      way: Way;
       unshare: string;
       mount: string;
       sh: string;
       opaque: OpaqueTest;
     }
   | { available: false; reason: string };
-
-/**
- * The mount options every view gets. redirect_dir and metacopy off: a renamed directory is then copied, not
- * redirected, and a chmod copies the whole file, so every upper entry holds its full content and the upper
- * layer reads as it stands (no lower path to follow, no data kept below).
- */
-const fixedOptions = 'redirect_dir=off,metacopy=off';
 
 /** Runs in the agent's new mount namespace: mounts each view, enters the cwd through them, becomes the agent. */
 const mountScript = `
@@ -72,20 +101,23 @@ function find(name: string): string | undefined {
   return undefined;
 }
 
-/** overlay.opaque as the kernel sets it: trusted.* when mounted by root, user.* with the userxattr option. */
-function opaqueReader(): OpaqueTest {
-  const { getAttributeSync } = createRequire(import.meta.url)('@napi-rs/xattr') as {
-    getAttributeSync(path: string, name: string): Buffer | null;
-  };
+type ReadAttribute = (path: string, name: string) => Buffer | null;
+
+/** Node has no xattr call: a small native module (prebuilt per platform) reads them. */
+function attributeReader(): ReadAttribute {
+  return (createRequire(import.meta.url)('@napi-rs/xattr') as { getAttributeSync: ReadAttribute })
+    .getAttributeSync;
+}
+
+/** Whether an upper directory is opaque: `name` set to 'y' ('x' marks something else, not opacity). */
+function opaqueTest(read: ReadAttribute, name: string): OpaqueTest {
   return (dir) => {
-    for (const name of ['trusted.overlay.opaque', 'user.overlay.opaque']) {
-      try {
-        if (getAttributeSync(dir, name)?.toString() === 'y') return true;
-      } catch {
-        // Not readable here: not set as far as we can tell.
-      }
+    try {
+      return read(dir, name)?.toString() === 'y';
+    } catch {
+      // Gone or unreadable: nothing hidden that we can tell.
+      return false;
     }
-    return false;
   };
 }
 
@@ -98,23 +130,13 @@ function said(result: ReturnType<typeof spawnSync>): string {
 /**
  * Makes a real view once in a scratch directory: mounts it, deletes a file, replaces a directory and writes a
  * file through it, and checks that the upper layer records all three (a whiteout, an opaque directory read back
- * through xattrs, the file) and that the lower one is untouched.
+ * through xattrs, the file) and that the lower one is untouched. Undefined when it works, else why not.
  */
-function probeKernel(): ViewProbe {
-  if (process.platform !== 'linux') return { available: false, reason: 'overlays are a Linux feature' };
-  if (process.getuid?.() !== 0)
-    return { available: false, reason: 'not root: a private mount namespace needs CAP_SYS_ADMIN' };
-  const unshare = find('unshare');
-  const mount = find('mount');
-  const sh = find('sh');
-  if (!unshare || !mount || !sh)
-    return { available: false, reason: `${unshare ? (mount ? 'sh' : 'mount') : 'unshare'} is not installed` };
-  let opaque: OpaqueTest;
-  try {
-    opaque = opaqueReader();
-  } catch (error) {
-    return { available: false, reason: `cannot read overlay attributes: ${(error as Error).message}` };
-  }
+function tryWay(
+  way: Way,
+  tools: { unshare: string; mount: string; sh: string },
+  opaque: OpaqueTest,
+): string | undefined {
   const scratch = mkdtempSync(join(tmpdir(), 'replay-history-probe-'));
   try {
     const lower = join(scratch, 'lower');
@@ -126,28 +148,26 @@ function probeKernel(): ViewProbe {
     mkdirSync(upper);
     mkdirSync(work);
     const result = spawnSync(
-      unshare,
+      tools.unshare,
       [
-        '--mount',
-        '--propagation',
-        'private',
+        ...way.unshare,
         '--',
-        sh,
+        tools.sh,
         '-c',
         mountScript,
         'replay-history-view',
-        mount,
+        tools.mount,
         lower,
         '1',
-        `lowerdir=${lower},upperdir=${upper},workdir=${work},${fixedOptions}`,
+        `lowerdir=${lower},upperdir=${upper},workdir=${work},${way.options}`,
         lower,
-        sh,
+        tools.sh,
         '-c',
         'rm deleted && rm -r replaced && mkdir replaced && echo written > written',
       ],
       { encoding: 'utf8', timeout: 30_000 },
     );
-    if (result.status !== 0) return { available: false, reason: `kernel overlay refused: ${said(result)}` };
+    if (result.status !== 0) return `refused: ${said(result)}`;
     const whiteout = lstatSync(join(upper, 'deleted'), { bigint: true, throwIfNoEntry: false });
     const recorded =
       whiteout?.isCharacterDevice() &&
@@ -157,15 +177,62 @@ function probeKernel(): ViewProbe {
       existsSync(join(lower, 'deleted')) &&
       existsSync(join(lower, 'replaced', 'hidden')) &&
       !existsSync(join(lower, 'written'));
-    if (!recorded)
-      return {
-        available: false,
-        reason: 'the kernel overlay did not record writes as expected (whiteouts or opaque directories)',
-      };
-    return { available: true, method: 'kernel overlay', unshare, mount, sh, opaque };
+    return recorded ? undefined : 'it did not record writes as expected (whiteouts or opaque directories)';
   } finally {
-    rmSync(scratch, { recursive: true, force: true });
+    removeLayers(scratch);
   }
+}
+
+/** The first way that works here: as root, a namespace of its own; else (or refused) a user namespace. */
+function probeKernel(): ViewProbe {
+  if (process.platform !== 'linux') return { available: false, reason: 'overlays are a Linux feature' };
+  const unshare = find('unshare');
+  const mount = find('mount');
+  const sh = find('sh');
+  if (!unshare || !mount || !sh)
+    return { available: false, reason: `${unshare ? (mount ? 'sh' : 'mount') : 'unshare'} is not installed` };
+  let read: ReadAttribute;
+  try {
+    read = attributeReader();
+  } catch (error) {
+    return { available: false, reason: `cannot read overlay attributes: ${(error as Error).message}` };
+  }
+  const refused: string[] = [];
+  for (const way of process.getuid?.() === 0 ? ways : ways.slice(1)) {
+    const opaque = opaqueTest(read, way.opaque);
+    const why = tryWay(way, { unshare, mount, sh }, opaque);
+    if (!why) return { available: true, method: way.method, way, unshare, mount, sh, opaque };
+    refused.push(`${way.method} ${why}`);
+  }
+  return { available: false, reason: refused.join('; ') };
+}
+
+/**
+ * Removes a tree of layers. A work directory's own `work/` is left mode 000 by the kernel; its owner may remove
+ * it only after giving itself access (root need not, an unprivileged user must).
+ */
+function removeLayers(path: string): void {
+  try {
+    rmSync(path, { recursive: true, force: true });
+    return;
+  } catch {
+    // Below: open up what the kernel closed, then again.
+  }
+  const open = (dir: string) => {
+    let names: string[] = [];
+    try {
+      chmodSync(dir, 0o700);
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const child = join(dir, name);
+      if (lstatSync(child, { throwIfNoEntry: false })?.isDirectory()) open(child);
+    }
+  };
+  open(path);
+  rmSync(path, { recursive: true, force: true });
 }
 
 let probed: { probe: ViewProbe; ms: number } | undefined;
@@ -184,8 +251,8 @@ export function probeView(env: NodeJS.ProcessEnv = process.env): { probe: ViewPr
 
 /** What the report says about the view. */
 export interface ViewStatus {
-  /** 'kernel overlay', or 'none' with the reason the agent runs on the real directories. */
-  method: 'kernel overlay' | 'none';
+  /** How the view was made, or 'none' with the reason the agent runs on the real directories. */
+  method: Way['method'] | 'none';
   reason?: string;
   /** The directories the agent saw copy-on-write. */
   overlaid: string[];
@@ -213,8 +280,7 @@ function sweepStale(parent: string): void {
   }
   for (const name of names) {
     const pid = Number(new RegExp(`^${prefix}(\\d+)-`).exec(name)?.[1]);
-    if (pid > 0 && pid !== process.pid && !alive(pid))
-      rmSync(join(parent, name), { recursive: true, force: true });
+    if (pid > 0 && pid !== process.pid && !alive(pid)) removeLayers(join(parent, name));
   }
 }
 
@@ -222,7 +288,7 @@ interface Layers {
   root: string;
   upper: string;
   work: string;
-  /** The real root when its upper layer was made: what the agent saw of the root itself, until it changed it. */
+  /** The upper directory as made, with the root's path: what the agent saw of the root, until it changed it. */
   asMade: Entry;
 }
 
@@ -234,7 +300,7 @@ export class CopyOnWrite {
   private readonly sessions = new Map<string, Layers[]>();
   private teardownMs = 0;
   /** A run that ends without `close` (interrupted, failed to start) still removes its layers. */
-  private readonly onExit = () => rmSync(this.base, { recursive: true, force: true });
+  private readonly onExit = () => removeLayers(this.base);
 
   private constructor(
     private readonly probe: Extract<ViewProbe, { available: true }>,
@@ -301,11 +367,16 @@ export class CopyOnWrite {
       mkdirSync(work);
       // The upper directory is the view's root: it must look like the real one (mode, owner, times).
       const stats = lstatSync(root, { bigint: true });
-      chownSync(upper, Number(stats.uid), Number(stats.gid));
+      try {
+        chownSync(upper, Number(stats.uid), Number(stats.gid));
+      } catch {
+        // Not ours to give (an unprivileged user, a root owned by another): the agent sees it as ours.
+      }
       // After chown, which clears the setgid bit.
       chmodSync(upper, Number(stats.mode & 0o7777n));
       utimesSync(upper, Number(stats.atimeNs) / 1e9, Number(stats.mtimeNs) / 1e9);
-      return { root, upper, work, asMade: entryOf(root, stats) };
+      // What the agent saw of the root is this directory: its changes are measured against it as made.
+      return { root, upper, work, asMade: entryOf(root, lstatSync(upper, { bigint: true })) };
     });
     this.sessions.set(session, layers);
     return layers;
@@ -314,16 +385,14 @@ export class CopyOnWrite {
   /** The argv that runs `argv` in `cwd` with every view mounted, for `session`. */
   wrap(argv: readonly string[], session: string, cwd: string): string[] {
     const layers = this.layersOf(session);
-    const { unshare, sh, mount } = this.probe;
+    const { unshare, sh, mount, way } = this.probe;
     const mounts = layers.flatMap((layer) => [
-      `lowerdir=${layer.root},upperdir=${layer.upper},workdir=${layer.work},${fixedOptions}`,
+      `lowerdir=${layer.root},upperdir=${layer.upper},workdir=${layer.work},${this.probe.way.options}`,
       layer.root,
     ]);
     return [
       unshare,
-      '--mount',
-      '--propagation',
-      'private',
+      ...way.unshare,
       '--',
       sh,
       '-c',
@@ -356,7 +425,7 @@ export class CopyOnWrite {
   /** Removes every layer (the namespaces that mounted them are gone with their processes). */
   close(): void {
     const started = performance.now();
-    rmSync(this.base, { recursive: true, force: true });
+    removeLayers(this.base);
     process.off('exit', this.onExit);
     this.teardownMs += performance.now() - started;
   }

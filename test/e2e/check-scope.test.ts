@@ -12,6 +12,7 @@ import { root, run, tempDir } from '../helpers/cli.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { opencodeBinary } from '../helpers/opencode.js';
 import { writeTranscript } from '../helpers/transcript.js';
+import { isRoot } from '../helpers/unprivileged.js';
 
 let dir: ReturnType<typeof tempDir>;
 let base: string;
@@ -351,4 +352,62 @@ describe('an agent replay judged by what the agent wrote', () => {
     // Nothing stood between the agent and the real files.
     expect(readFileSync(join(ws, 'intruder.txt'), 'utf8')).toBe('intruder\n');
   }, 180_000);
+});
+
+// As an unprivileged user the view is made in a user namespace of its own (overlay attributes as user.*). The
+// built module is run as `nobody` on a directory it owns, as a user's replay would run it on their workspace.
+const nobody = 65534;
+const userNamespaces =
+  isRoot &&
+  spawnSync('unshare', ['--user', '--map-root-user', '--mount', 'true'], { uid: nobody, gid: nobody })
+    .status === 0;
+
+describe.runIf(userNamespaces)('the copy-on-write view for an unprivileged user', () => {
+  it('is a kernel overlay in a user namespace: the writes are read back, the real tree untouched', () => {
+    const own = join(base, 'nobody');
+    const lower = join(own, 'workspace');
+    mkdirSync(join(lower, 'docs'), { recursive: true });
+    writeFileSync(join(lower, 'notes.txt'), 'keep\n');
+    writeFileSync(join(lower, 'docs', 'guide.md'), 'guide\n');
+    mkdirSync(join(own, 'tmp'));
+    spawnSync('chown', ['-R', `${nobody}:${nobody}`, own]);
+    chmodSync(base, 0o755);
+    const script = `
+      import { spawnSync } from 'node:child_process';
+      import { existsSync } from 'node:fs';
+      const { CopyOnWrite } = await import(${JSON.stringify(join(root, 'dist', 'verify', 'overlay.js'))});
+      const view = CopyOnWrite.open([${JSON.stringify(lower)}]);
+      if (!(view instanceof CopyOnWrite)) { console.log(JSON.stringify({ none: view })); process.exit(0); }
+      const argv = view.wrap(['/bin/sh', '-c', 'echo new > new.txt && rm notes.txt && rm -r docs && mkdir docs'], 's', ${JSON.stringify(lower)});
+      const ran = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8' });
+      const read = view.read();
+      view.close();
+      console.log(JSON.stringify({ status: view.status(), ran: ran.status, stderr: ran.stderr, read, left: existsSync(view.base) }));
+    `;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      uid: nobody,
+      gid: nobody,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: join(own, 'tmp'), HOME: own },
+    });
+    expect(child.stderr).toBe('');
+    const out = JSON.parse(child.stdout) as {
+      status: { method: string; overlaid: string[] };
+      ran: number;
+      stderr: string;
+      read: { changes: { kind: string; path: string }[]; gaps: unknown[] };
+      left: boolean;
+    };
+    expect(out.ran).toBe(0);
+    expect(out.status).toMatchObject({ method: 'kernel overlay in a user namespace', overlaid: [lower] });
+    expect(out.read.changes.map((change) => `${change.kind} ${change.path.slice(lower.length + 1)}`)).toEqual(
+      ['deleted docs/guide.md', 'created new.txt', 'deleted notes.txt'],
+    );
+    expect(out.read.gaps).toEqual([]);
+    // The layers are gone (the kernel's mode-000 work directory included), the real files as they were.
+    expect(out.left).toBe(false);
+    expect(readFileSync(join(lower, 'notes.txt'), 'utf8')).toBe('keep\n');
+    expect(existsSync(join(lower, 'docs', 'guide.md'))).toBe(true);
+    expect(existsSync(join(lower, 'new.txt'))).toBe(false);
+  });
 });

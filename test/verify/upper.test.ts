@@ -216,6 +216,23 @@ describe.runIf(available)('the copy-on-write view (a real kernel overlay)', () =
     }
   });
 
+  it('an opaque mark the agent sets itself (user.overlay.opaque through the view) hides nothing', () => {
+    const view = CopyOnWrite.open([lower]);
+    if (!(view instanceof CopyOnWrite)) throw new Error(`no view: ${view.reason}`);
+    try {
+      const module = createRequire(import.meta.url).resolve('@napi-rs/xattr');
+      const set = `require(${JSON.stringify(module)}).setAttributeSync('docs', 'user.overlay.opaque', 'y')`;
+      const argv = view.wrap([process.execPath, '-e', set], 'session-1', lower);
+      const ran = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8' });
+      expect(ran.stderr).toBe('');
+      expect(ran.status).toBe(0);
+      // As root the kernel's mark is trusted.overlay.opaque, which the agent cannot set; docs kept its entries.
+      expect(view.read().changes).toEqual([]);
+    } finally {
+      view.close();
+    }
+  });
+
   it('a directory holding the layers (the temp dir) is not overlaid, and says why', () => {
     const view = CopyOnWrite.open([lower, realpathSync('/tmp')]);
     if (!(view instanceof CopyOnWrite)) throw new Error(`no view: ${view.reason}`);
