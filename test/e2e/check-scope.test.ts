@@ -267,7 +267,7 @@ describe('an agent replay judged by what the agent wrote', () => {
     }[];
     sessionId = listed.find((s) => s.title.startsWith('Check limit tests'))?.id ?? '';
     expect(sessionId).not.toBe('');
-  }, 60_000);
+  });
 
   it.runIf(viewAvailable)(
     'a write by the agent is caught from the view’s upper layer (exit 3, the file named), the real workspace untouched',
@@ -351,7 +351,7 @@ describe('an agent replay judged by what the agent wrote', () => {
     );
     // Nothing stood between the agent and the real files.
     expect(readFileSync(join(ws, 'intruder.txt'), 'utf8')).toBe('intruder\n');
-  }, 180_000);
+  });
 });
 
 // As an unprivileged user the view is made in a user namespace of its own (overlay attributes as user.*). The

@@ -166,7 +166,7 @@ beforeAll(async () => {
   } finally {
     handle.close();
   }
-}, 60_000);
+});
 
 afterAll(() => dir?.remove());
 
@@ -242,7 +242,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     } finally {
       await server.close();
     }
-  }, 180_000);
+  });
 
   it('offers the model byte-identical tools to a plain opencode run, and runs shows both drivers', async () => {
     const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
@@ -292,7 +292,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
       plain.cleanup();
       await server.close();
     }
-  }, 180_000);
+  });
 
   it('--on-miss stop: a call the recording lacks ends the session as diverged, and nothing runs', async () => {
     const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
@@ -335,7 +335,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     } finally {
       await server.close();
     }
-  }, 120_000);
+  });
 
   it('--elide-repeats: a repeated identical read reaches opencode as the marker, and a re-ask is counted', async () => {
     const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
@@ -379,7 +379,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     } finally {
       await server.close();
     }
-  }, 120_000);
+  });
 
   it('--context-limit: opencode compacts a long session as it would for the user; the summary is no pair', async () => {
     const summarize = (request: ChatRequest): ScriptedReply | undefined =>
@@ -417,7 +417,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     } finally {
       await server.close();
     }
-  }, 120_000);
+  });
 
   it('a model endpoint that refuses: the turn fails with its error, said on stderr and stored; exit 1', async () => {
     const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
@@ -447,7 +447,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     } finally {
       await server.close();
     }
-  }, 120_000);
+  });
 
   it('killing the replay mid-run stops opencode, with nothing executed', async () => {
     const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
@@ -503,7 +503,7 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     } finally {
       await server.close();
     }
-  }, 150_000);
+  });
 });
 
 describe('replay --agent opencode on a Claude Code session (tools mapped)', () => {
@@ -577,7 +577,7 @@ describe('replay --agent opencode on a Claude Code session (tools mapped)', () =
     expect(listed.missList[0]?.nearest[0]?.name).toBe('Grep');
     expect(shown[1]).toContain('not in the recording');
     expect(report.callsMatched).toBe(report.callsOriginal - 1);
-  }, 180_000);
+  });
 });
 
 const gitWorks = spawnSync('git', ['--version']).status === 0;
@@ -615,7 +615,7 @@ describe.runIf(gitWorks)('replay --agent opencode in a git repository', () => {
     // opencode still knows it is in a git repository: the prompt says so, as it would for the user.
     const [first] = readPairs(out);
     expect(String(first?.messages[0]?.content)).toContain('Is directory a git repo: yes');
-  }, 120_000);
+  });
 });
 
 describe("replay --agent opencode with the project's AGENTS.md", () => {
@@ -658,7 +658,7 @@ describe("replay --agent opencode with the project's AGENTS.md", () => {
       plain.cleanup();
       await server.close();
     }
-  }, 180_000);
+  });
 });
 
 describe('replay --agent opencode with an image in the prompt', () => {
@@ -735,7 +735,7 @@ describe('replay --agent opencode with an image in the prompt', () => {
     } finally {
       await server.close();
     }
-  }, 120_000);
+  });
 });
 
 /** An opencode that first writes into its workspace: something other than a tool, which the checker must catch. */
@@ -781,7 +781,7 @@ describe('replay --agent opencode around something that writes', () => {
     expect(report.sideEffects.changes).toContainEqual(
       expect.objectContaining({ kind: 'created', path: join(ws, 'intruder.txt') }),
     );
-  }, 180_000);
+  });
 
   it.runIf(bwrapWorks)(
     '--sandbox: the workspace is read-only to opencode, so the write fails and nothing changes',

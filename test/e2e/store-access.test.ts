@@ -121,7 +121,7 @@ beforeAll(async () => {
     read.check(result.stdout);
     expected.set(read.name, result);
   }
-}, 240_000);
+});
 
 let mounted: string | undefined;
 afterAll(() => {
