@@ -1,6 +1,8 @@
 // The normalized session model: every source adapter produces these shapes and everything downstream reads
 // only them. Types and pure functions only — no I/O.
 
+import type { RequestLog } from './request.js';
+
 export const agents = ['claude-code', 'opencode', 'codex', 'docker-agent'] as const;
 export type AgentId = (typeof agents)[number];
 
@@ -105,6 +107,11 @@ export interface Session {
   /** Version of the agent that wrote the log. */
   version?: string;
   messages: Message[];
+  /**
+   * The requests the agent recorded for its model turns (Claude Code 2.1.3xx), delta-encoded as written:
+   * `resolveRequests` (request.ts) rebuilds each one. Absent when the log records none.
+   */
+  requests?: RequestLog;
 }
 
 export function isToolCall(part: Part): part is ToolCall {

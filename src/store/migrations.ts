@@ -187,4 +187,44 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE source_files ADD COLUMN parser TEXT NOT NULL DEFAULT '';
     `,
   },
+  {
+    name: 'm007_requests',
+    sql: `
+      -- The requests an agent recorded for its model turns (Claude Code 2.1.3xx), delta-encoded as it wrote
+      -- them: each request is the first \`keep\` messages of its base request, then the messages of its tail.
+      CREATE TABLE requests (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        record_id TEXT NOT NULL,         -- the agent's id of the record
+        response_id TEXT,                -- native id of the response message it produced (none: no model turn)
+        shape_hash TEXT NOT NULL,
+        params TEXT NOT NULL,            -- JSON: model, betas, max_tokens, thinking, …
+        base TEXT,                       -- record id of the base request
+        keep INTEGER NOT NULL,
+        tail TEXT NOT NULL,              -- JSON array of message hashes
+        cache_control TEXT NOT NULL,     -- JSON array of {path, value}
+        digest TEXT,
+        line INTEGER,
+        PRIMARY KEY (session_id, seq)
+      );
+      -- System blocks and tools, once per session and shape.
+      CREATE TABLE request_shapes (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        hash TEXT NOT NULL,
+        system TEXT NOT NULL,            -- JSON array of blocks
+        tools TEXT NOT NULL,             -- JSON array of tool definitions
+        PRIMARY KEY (session_id, hash)
+      );
+      -- Every message a tail names, in the wire form it was sent in, once per session and hash.
+      CREATE TABLE request_messages (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        hash TEXT NOT NULL,
+        message TEXT NOT NULL,           -- JSON {role, content, …}
+        origin TEXT NOT NULL,            -- blob (a record of its own) | transcript (built from user/assistant lines)
+        PRIMARY KEY (session_id, hash)
+      );
+      -- What the request rows of a session were made from: another value rewrites them.
+      ALTER TABLE sessions ADD COLUMN requests_hash TEXT;
+    `,
+  },
 ];

@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { contentHash, fieldsHash } from '../model/canonical-json.js';
 import { sessionId } from '../model/ids.js';
+import { type RequestLog, resolveRequests, type TurnRequest } from '../model/request.js';
 import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
 import { toolCalls } from '../model/session.js';
 import type { ParsedSession, Spawn } from '../sources/types.js';
@@ -29,6 +30,8 @@ export interface SessionRow {
   tool_call_count: number;
   unanswered_count: number;
   meta_hash: string;
+  /** What the session's request rows were made from (null: it has none). */
+  requests_hash: string | null;
 }
 
 interface MessageRow {
@@ -66,8 +69,29 @@ function counts(messages: Message[]) {
 }
 
 function metaOf(session: Session) {
-  const { messages: _messages, ...meta } = session;
+  // The request log is compared by its own hash (requestsHash): hashing its JSON would cost as much as storing it.
+  const { messages: _messages, requests: _requests, ...meta } = session;
   return meta;
+}
+
+/** Cheap identity of a request log: the records, and which hash resolved to what kind of message. */
+function requestsHash(log: RequestLog | undefined): string | null {
+  if (!log || log.records.length === 0) return null;
+  const fields: (string | number | null)[] = [];
+  for (const r of log.records)
+    fields.push(
+      r.id,
+      r.responseId ?? null,
+      r.shapeHash,
+      r.base ?? null,
+      r.keep,
+      r.tail.join(','),
+      r.digest ?? null,
+      r.line ?? null,
+    );
+  for (const hash of Object.keys(log.shapes).sort()) fields.push('shape', hash);
+  for (const hash of Object.keys(log.messages).sort()) fields.push(hash, log.messages[hash]?.origin ?? null);
+  return fieldsHash(fields);
 }
 
 export class SessionStore {
@@ -122,6 +146,7 @@ export class SessionStore {
       source_file: sourceFile,
       ...counts(messages),
       meta_hash: metaHash,
+      requests_hash: requestsHash(session.requests),
       ingested_at: new Date().toISOString(),
     };
 
@@ -132,7 +157,12 @@ export class SessionStore {
         .pluck()
         .all(session.id) as string[];
       const isPrefix = stored.length <= hashes.length && stored.every((hash, i) => hash === hashes[i]);
-      if (isPrefix && stored.length === hashes.length && existing.meta_hash === metaHash) {
+      if (
+        isPrefix &&
+        stored.length === hashes.length &&
+        existing.meta_hash === metaHash &&
+        existing.requests_hash === row.requests_hash
+      ) {
         return {
           outcome: 'unchanged',
           added: 0,
@@ -151,18 +181,18 @@ export class SessionStore {
              continues_native_id=@continues_native_id, cwd=@cwd, title=@title, started_at=@started_at,
              ended_at=@ended_at, version=@version, source_file=@source_file, message_count=@message_count,
              turn_count=@turn_count, tool_call_count=@tool_call_count, unanswered_count=@unanswered_count,
-             meta_hash=@meta_hash, ingested_at=@ingested_at
+             meta_hash=@meta_hash, requests_hash=@requests_hash, ingested_at=@ingested_at
            WHERE id=@id`,
       ).run(row);
     } else {
       this.sql(
         `INSERT INTO sessions (id, agent, source_id, kind, origin, parent_id, parent_tool_call_id,
              continues_session_id, continues_native_id, cwd, title, started_at, ended_at, version, source_file,
-             message_count, turn_count, tool_call_count, unanswered_count, meta_hash, ingested_at)
+             message_count, turn_count, tool_call_count, unanswered_count, meta_hash, requests_hash, ingested_at)
            VALUES (@id, @agent, @source_id, @kind, @origin, @parent_id, @parent_tool_call_id,
              @continues_session_id, @continues_native_id, @cwd, @title, @started_at, @ended_at, @version,
              @source_file, @message_count, @turn_count, @tool_call_count, @unanswered_count, @meta_hash,
-             @ingested_at)`,
+             @requests_hash, @ingested_at)`,
       ).run(row);
     }
     const insert = this.sql(
@@ -174,6 +204,8 @@ export class SessionStore {
       const r = rows[seq] as ReturnType<typeof toRow>;
       insert.run(session.id, seq, ...r.values, r.hash);
     }
+    if (!existing || existing.requests_hash !== row.requests_hash)
+      this.saveRequests(session.id, session.requests);
     return {
       outcome: existing ? 'updated' : 'new',
       added: messages.length - keep,
@@ -181,6 +213,93 @@ export class SessionStore {
       // What the session holds of its own, copied history left out.
       stored: { messages: row.message_count, toolCalls: row.tool_call_count },
     };
+  }
+
+  /** Replaces the session's request rows (few per turn; a log that grew rewrites them whole). */
+  private saveRequests(id: string, log: RequestLog | undefined): void {
+    for (const table of ['requests', 'request_shapes', 'request_messages'])
+      this.sql(`DELETE FROM ${table} WHERE session_id = ?`).run(id);
+    if (!log) return;
+    const record = this.sql(
+      `INSERT INTO requests (session_id, seq, record_id, response_id, shape_hash, params, base, keep, tail,
+         cache_control, digest, line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    log.records.forEach((r, seq) => {
+      record.run(
+        id,
+        seq,
+        r.id,
+        r.responseId ?? null,
+        r.shapeHash,
+        JSON.stringify(r.params),
+        r.base ?? null,
+        r.keep,
+        JSON.stringify(r.tail),
+        JSON.stringify(r.cacheControl),
+        r.digest ?? null,
+        r.line ?? null,
+      );
+    });
+    const shape = this.sql(
+      'INSERT INTO request_shapes (session_id, hash, system, tools) VALUES (?, ?, ?, ?)',
+    );
+    for (const [hash, s] of Object.entries(log.shapes))
+      shape.run(id, hash, JSON.stringify(s.system), JSON.stringify(s.tools));
+    const message = this.sql(
+      'INSERT INTO request_messages (session_id, hash, message, origin) VALUES (?, ?, ?, ?)',
+    );
+    for (const [hash, m] of Object.entries(log.messages))
+      message.run(id, hash, JSON.stringify(m.message), m.origin);
+  }
+
+  /** The session's recorded request log, as saved; undefined when it has none. */
+  requestLog(id: string): RequestLog | undefined {
+    const records = this.sql('SELECT * FROM requests WHERE session_id = ? ORDER BY seq').all(id) as {
+      record_id: string;
+      response_id: string | null;
+      shape_hash: string;
+      params: string;
+      base: string | null;
+      keep: number;
+      tail: string;
+      cache_control: string;
+      digest: string | null;
+      line: number | null;
+    }[];
+    if (records.length === 0) return undefined;
+    const log: RequestLog = { records: [], shapes: {}, messages: {} };
+    for (const r of records) {
+      const record: RequestLog['records'][number] = {
+        id: r.record_id,
+        shapeHash: r.shape_hash,
+        params: JSON.parse(r.params),
+        keep: r.keep,
+        tail: JSON.parse(r.tail),
+        cacheControl: JSON.parse(r.cache_control),
+      };
+      if (r.response_id !== null) record.responseId = r.response_id;
+      if (r.base !== null) record.base = r.base;
+      if (r.digest !== null) record.digest = r.digest;
+      if (r.line !== null) record.line = r.line;
+      log.records.push(record);
+    }
+    const shapes = this.sql('SELECT hash, system, tools FROM request_shapes WHERE session_id = ?').all(
+      id,
+    ) as {
+      hash: string;
+      system: string;
+      tools: string;
+    }[];
+    for (const s of shapes) log.shapes[s.hash] = { system: JSON.parse(s.system), tools: JSON.parse(s.tools) };
+    const messages = this.sql('SELECT hash, message, origin FROM request_messages WHERE session_id = ?').all(
+      id,
+    ) as {
+      hash: string;
+      message: string;
+      origin: 'blob' | 'transcript';
+    }[];
+    for (const m of messages) log.messages[m.hash] = { message: JSON.parse(m.message), origin: m.origin };
+    return log;
   }
 
   saveSpawn(spawn: Spawn, agent: AgentId): void {
@@ -266,6 +385,24 @@ export class SessionStore {
     if (!row) return undefined;
     const { messages, own } = this.history(id);
     return { session: toSession(row, messages), own };
+  }
+
+  /**
+   * The requests the session's model turns were sent, rebuilt from its recorded request log, by the native id
+   * of the response each produced (a turn's `response.nativeId`); `unbound` holds requests no model turn
+   * followed. Empty when the log recorded none (older transcripts, other agents).
+   */
+  loadRequests(id: string): { byResponse: Map<string, TurnRequest>; unbound: TurnRequest[] } {
+    const byResponse = new Map<string, TurnRequest>();
+    const unbound: TurnRequest[] = [];
+    const log = this.requestLog(id);
+    if (!log) return { byResponse, unbound };
+    for (const request of resolveRequests(log)) {
+      // A retried request is recorded again for the same response: the last one is what was answered.
+      if (request.responseId !== undefined) byResponse.set(request.responseId, request);
+      else unbound.push(request);
+    }
+    return { byResponse, unbound };
   }
 
   /** Sessions whose id or the agent's own id starts with the prefix. */
@@ -366,7 +503,7 @@ function toRow(m: Message) {
   return { values, hash: fieldsHash(values) };
 }
 
-/** Text matched literally by `LIKE … ESCAPE '\\'`: its own `%`, `_` and `\\` escaped. */
+/** Text matched literally by `LIKE … ESCAPE '\\'`: its own `%`, `_` and `\` escaped. */
 function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }

@@ -57,8 +57,7 @@ function parseFile(file: string): FileResult {
   );
   const read = readJsonLines(file, warnings, (value, line) => {
     if (!isEnvelope(value)) return 'not a transcript record (no "type")';
-    transcript.add(value, line);
-    return undefined;
+    return transcript.add(value, line);
   });
   const { sessions, spawns, notes } = transcript.finish();
   return { sessions, spawns, warnings, notes, ...read };
@@ -67,7 +66,8 @@ function parseFile(file: string): FileResult {
 export const claudeCode: SourceAdapter = {
   agent: 'claude-code',
   // 2: a slash command's expanded prompt is the user's request
-  version: '2',
+  // 3: request records read (each turn's exact request), rendered attachments kept as injected messages
+  version: '3',
   detect,
   defaultRoots: () => claudeRoots(),
   parseFile,

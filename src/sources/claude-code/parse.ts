@@ -1,4 +1,5 @@
 import { sessionId } from '../../model/ids.js';
+import type { RequestShape, WireMessage } from '../../model/request.js';
 import {
   type Message,
   markUnanswered,
@@ -18,6 +19,14 @@ import {
   isInjectedText,
   knownTypes,
 } from './records.js';
+import {
+  buildRequestLog,
+  type PendingRecord,
+  type RequestLine,
+  readBlob,
+  readRecord,
+  readShape,
+} from './requests.js';
 
 const agent = 'claude-code';
 
@@ -35,6 +44,9 @@ interface Stream {
   byUuid: Map<string, Entry>;
   /** Entries without a uuid that still carry conversation (very old builds). */
   loose: Entry[];
+  /** `api-request` records, in file order; the last one waits for the assistant line it produced. */
+  requests: PendingRecord[];
+  awaiting?: PendingRecord;
 }
 
 /** A sub-agent as its parent's inline `agent_progress` lines show it. */
@@ -63,6 +75,8 @@ export class ClaudeTranscript {
   private readonly titles = { custom: '', ai: '', summaries: new Map<string, string>() };
   private readonly unknown = new Map<string, number>();
   private readonly spawns: Spawn[] = [];
+  private readonly shapes = new Map<string, RequestShape>();
+  private readonly blobs = new Map<string, WireMessage>();
   private order = 0;
 
   constructor(
@@ -73,23 +87,61 @@ export class ClaudeTranscript {
     private readonly hasOwnFile: (sessionId: string, agentId: string) => boolean = () => false,
   ) {}
 
-  add(value: Envelope, line: number): void {
+  /** Takes one line; returns why it was skipped when it is a malformed request record. */
+  add(value: Envelope, line: number): string | undefined {
     const order = this.order++;
     const { type } = value;
     if (!knownTypes.has(type)) this.unknown.set(type, (this.unknown.get(type) ?? 0) + 1);
+    if (type.startsWith('api-request')) return this.addRequestLine(value as RequestLine, line);
     if (type === 'summary' && value.summary && value.leafUuid)
       this.titles.summaries.set(value.leafUuid, value.summary);
     if (type === 'ai-title' && value.aiTitle) this.titles.ai = value.aiTitle;
     if (type === 'custom-title' && value.customTitle) this.titles.custom = value.customTitle;
     if (type === 'progress' && value.data?.type === 'agent_progress') this.addMirror(value, line, order);
-    if (typeof value.uuid !== 'string' && !conversationTypes.has(type)) return;
+    if (typeof value.uuid !== 'string' && !conversationTypes.has(type)) return undefined;
 
     const stream = this.streamOf(value);
     const entry: Entry = { env: slim(value), line, order };
     if (typeof value.uuid !== 'string') stream.loose.push(entry);
     // The same uuid twice (a rewritten line, copied history): the first one stands.
     else if (!stream.byUuid.has(value.uuid)) stream.byUuid.set(value.uuid, entry);
+    // The request written just before an assistant line is the one that produced it.
+    if (type === 'assistant' && stream.awaiting) {
+      const id = value.message?.id ?? value.uuid;
+      if (id !== undefined) stream.awaiting.responseMessageId = id;
+      stream.awaiting = undefined;
+    }
     this.noteSpawn(value);
+    return undefined;
+  }
+
+  private addRequestLine(value: RequestLine, line: number): string | undefined {
+    switch (value.type) {
+      case 'api-request-shape': {
+        const shape = readShape(value);
+        if (!shape) return 'api-request-shape without a shapeHash, system and tools';
+        this.shapes.set(shape.hash, shape.shape);
+        return undefined;
+      }
+      case 'api-request-blob': {
+        const blob = readBlob(value);
+        if (!blob) return 'api-request-blob without a hash and a message';
+        this.blobs.set(blob.hash, blob.message);
+        return undefined;
+      }
+      case 'api-request': {
+        const record = readRecord(value, line);
+        if (typeof record === 'string') return record;
+        // Sub-agent records carry the agent's id but not isSidechain.
+        const stream = this.streamOf({ ...value, isSidechain: typeof value.agentId === 'string' });
+        stream.requests.push(record);
+        stream.awaiting = record;
+        return undefined;
+      }
+      default:
+        // Another record type of the family (counted as unknown by add).
+        return undefined;
+    }
   }
 
   finish(): ClaudeParseResult {
@@ -137,6 +189,7 @@ export class ClaudeTranscript {
         kind: sub ? (value.agentId?.startsWith('acompact') ? 'compaction' : 'subagent') : 'main',
         byUuid: new Map(),
         loose: [],
+        requests: [],
       };
       if (sub) stream.parentSourceId = main;
       this.streams.set(sourceId, stream);
@@ -212,7 +265,21 @@ export class ClaudeTranscript {
       summary ||
       (stream.kind !== 'main' ? this.meta.description : undefined);
     if (title) base.title = title;
-    return finishSession(base, ordered, messages, 'file');
+    const session = finishSession(base, ordered, messages, 'file');
+    if (stream.requests.length > 0) session.requests = this.requestLog(stream, ordered);
+    return session;
+  }
+
+  private requestLog(stream: Stream, ordered: Entry[]): NonNullable<ParsedSession['requests']> {
+    // An assistant message's nativeId is the uuid of its first line in conversation order (see convert).
+    const nativeIds = new Map<string, string>();
+    for (const { env } of ordered) {
+      if (env.type !== 'assistant' || !env.uuid) continue;
+      const id = env.message?.id ?? env.uuid;
+      if (!nativeIds.has(id)) nativeIds.set(id, env.uuid);
+    }
+    const lines = [...stream.byUuid.values(), ...stream.loose];
+    return buildRequestLog(stream.requests, lines, this.shapes, this.blobs, (id) => nativeIds.get(id));
   }
 }
 

@@ -77,6 +77,14 @@ export const knownTypes = new Set([
   'agent-setting',
   'worktree-state',
   'bridge-session',
+  // 2.1.3xx: the request records (read for each turn's exact request, see requests.ts) and bookkeeping
+  // lines that hold nothing the model was sent (README.md, "Request records").
+  'api-request',
+  'api-request-shape',
+  'api-request-blob',
+  'atis-latch',
+  'tools-used',
+  'cost-state',
 ]);
 
 export function isEnvelope(value: unknown): value is Envelope {
