@@ -80,6 +80,11 @@ export interface Message {
   compaction?: boolean;
   /** With `compaction`: native ids of earlier messages that stay visible after the summary (in order). */
   preserved?: string[];
+  /**
+   * Harness text the agent logged as a rendered attachment (Claude Code 2.1.3xx: `environment`, `date`,
+   * `session_context`, `file`, …): the attachment's type. Always `injected`.
+   */
+  attachment?: string;
   source: SourceRef;
 }
 

@@ -227,4 +227,11 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN requests_hash TEXT;
     `,
   },
+  {
+    name: 'm008_message_attachment',
+    sql: `
+      -- Harness text an agent logged as a rendered attachment: the attachment's type (Claude Code 2.1.3xx).
+      ALTER TABLE messages ADD COLUMN attachment TEXT;
+    `,
+  },
 ];

@@ -43,6 +43,7 @@ interface MessageRow {
   injected: number;
   compaction: number;
   preserved: string | null;
+  attachment: string | null;
   usage: string | null;
   parts: string;
   source: string;
@@ -197,12 +198,12 @@ export class SessionStore {
     }
     const insert = this.sql(
       `INSERT INTO messages (session_id, seq, role, native_id, model, timestamp, injected, compaction, preserved,
-         usage, parts, source, hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         usage, parts, source, hash, attachment)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     for (let seq = keep; seq < rows.length; seq++) {
       const r = rows[seq] as ReturnType<typeof toRow>;
-      insert.run(session.id, seq, ...r.values, r.hash);
+      insert.run(session.id, seq, ...r.values, r.hash, r.attachment);
     }
     if (!existing || existing.requests_hash !== row.requests_hash)
       this.saveRequests(session.id, session.requests);
@@ -500,7 +501,9 @@ function toRow(m: Message) {
     JSON.stringify(m.parts),
     JSON.stringify(m.source),
   ] as const;
-  return { values, hash: fieldsHash(values) };
+  // Hashed only when set, so the hash of every message without one is what it was before the column existed.
+  const attachment = m.attachment ?? null;
+  return { values, attachment, hash: fieldsHash(attachment === null ? values : [...values, attachment]) };
 }
 
 /** Text matched literally by `LIKE … ESCAPE '\\'`: its own `%`, `_` and `\` escaped. */
@@ -521,6 +524,7 @@ function toMessage(row: MessageRow): Message {
   if (row.injected) message.injected = true;
   if (row.compaction) message.compaction = true;
   if (row.preserved !== null) message.preserved = JSON.parse(row.preserved);
+  if (row.attachment !== null) message.attachment = row.attachment;
   return message;
 }
 

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { turnFidelity } from '../../model/fidelity.js';
+import type { RequestMessage, TurnRequest, WireBlock } from '../../model/request.js';
 import { type Message, outputText, type Part } from '../../model/session.js';
 import { isModelTurn, type Turn, turns } from '../../model/turns.js';
 import { openDb } from '../../store/db.js';
@@ -23,7 +25,11 @@ export function registerShow(program: Command): void {
     .addHelpText(
       'after',
       `
-Injected text (written by the agent harness, not typed by a person) is marked. Each model turn is numbered
+Injected text (written by the agent harness, not typed by a person) is marked. Where the log recorded the
+request itself (Claude Code 2.1.3xx), --turn N shows that request: the system blocks, the tools and every
+message the model received, each marked typed by the user, injected by the harness, written by the model or
+tool results; elsewhere it shows the context rebuilt from the conversation and says what is not known (the
+system prompt, the tools, …). --json gives "request" (null without records) and "fidelity". Each model turn is numbered
 from 1 (a resumed session counts on from the turns it inherited), as --turn and the pairs file of a replay
 number them. After a compaction the model saw only the summary and what followed; --turn N prints exactly
 that context.
@@ -48,11 +54,25 @@ Examples:
             throw new UserError(
               `session ${row.id.slice(0, 12)} has ${count} turn(s); no turn ${options.turn}`,
             );
-          if (options.json) writeOut(JSON.stringify(turn, null, 2));
+          const nativeId = turn.response.nativeId;
+          const request =
+            nativeId !== undefined ? store.loadRequests(row.id).byResponse.get(nativeId) : undefined;
+          const fidelity = turnFidelity(turn, request);
+          if (options.json)
+            writeOut(
+              JSON.stringify({ turn: options.turn, ...turn, fidelity, request: request ?? null }, null, 2),
+            );
           else {
-            writeOut(turn.context.map(shown).join('\n'));
+            if (request) writeOut(renderRequest(request, fidelity.rebuilt));
+            else writeOut(turn.context.map(shown).join('\n'));
             writeOut(out.bold(`── turn ${options.turn}: the model answered ──`));
             writeOut(shown(turn.response));
+            if (fidelity.notRebuilt.length > 0)
+              writeOut(
+                out.yellow(
+                  `── context ${fidelity.rebuilt === 'partial' ? 'partly rebuilt' : `rebuilt from ${fidelity.rebuilt === 'attachments' ? 'the conversation and the harness text the log holds' : 'the conversation only'}`}; not known: ${fidelity.notRebuilt.join('; ')}`,
+                ),
+              );
           }
           return;
         }
@@ -107,6 +127,7 @@ function findTurn(messages: readonly Message[], n: number): { turn?: Turn; count
 function render(message: Message, turn?: number): string {
   const flags = [
     message.injected ? 'injected' : '',
+    message.attachment ? `${message.attachment} attachment` : '',
     message.compaction ? 'compaction summary' : '',
     message.model ?? '',
   ]
@@ -124,6 +145,72 @@ function render(message: Message, turn?: number): string {
   ];
   for (const part of message.parts) lines.push(renderPart(part));
   return lines.join('\n');
+}
+
+const authorLabel: Record<RequestMessage['by'], string> = {
+  user: 'typed by the user',
+  harness: 'injected by the harness',
+  model: 'written by the model',
+  tools: 'tool results',
+};
+
+/** The request a turn was sent, as the model received it: system blocks, tools, messages. */
+function renderRequest(request: TurnRequest, rebuilt: string): string {
+  const model = typeof request.params.model === 'string' ? ` for ${request.params.model}` : '';
+  const lines = [
+    out.bold(
+      `── request${model} (${rebuilt}: rebuilt from the log's request records; the billing-header system block is not recorded)`,
+    ),
+  ];
+  request.system.forEach((block, index) => {
+    const text = typeof block.text === 'string' ? block.text : JSON.stringify(block);
+    lines.push(out.cyan(`── system block ${index + 1} (${text.length} characters)`), text);
+  });
+  const names = request.tools.map((tool) => String((tool as { name?: unknown }).name ?? '?'));
+  lines.push(out.cyan(`── tools (${names.length}): ${names.join(', ')}`));
+  for (const message of request.messages) {
+    const mixed = message.injectedBlocks?.length
+      ? `, ${message.injectedBlocks.length} block(s) injected by the harness`
+      : '';
+    lines.push(
+      out.cyan(`── ${message.role} · ${authorLabel[message.by]}${mixed} ${out.dim(message.origin)}`),
+    );
+    const blocks: WireBlock[] =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+    for (const block of blocks) lines.push(renderBlock(block));
+  }
+  if (request.missing.length > 0)
+    lines.push(
+      out.yellow(`── ${request.missing.length} message(s) not found: ${request.missing.join(', ')}`),
+    );
+  return lines.join('\n');
+}
+
+function renderBlock(block: WireBlock): string {
+  switch (block.type) {
+    case 'text':
+      return String(block.text ?? '');
+    case 'thinking':
+      return out.dim(`[thinking] ${String(block.thinking ?? '')}`);
+    case 'redacted_thinking':
+      return out.dim('[redacted thinking]');
+    case 'tool_use':
+      return out.magenta(`→ ${String(block.name ?? '')}(${JSON.stringify(block.input ?? {})})`);
+    case 'tool_result': {
+      const content = block.content;
+      const text =
+        typeof content === 'string'
+          ? content
+          : Array.isArray(content)
+            ? content.map((inner) => renderBlock(inner as WireBlock)).join('\n')
+            : '';
+      return `${out.magenta(`← ${String(block.tool_use_id ?? '')}${block.is_error === true ? ' [error]' : ''}`)}\n${text}`;
+    }
+    case 'image':
+      return out.dim('[image]');
+    default:
+      return out.dim(JSON.stringify(block));
+  }
 }
 
 function renderPart(part: Part): string {

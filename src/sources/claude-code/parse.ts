@@ -500,6 +500,9 @@ function convert(entries: Entry[], file: string, preservedBy: Map<string, string
       const prompt = env.attachment.prompt;
       if (typeof prompt === 'string' && prompt)
         made = [{ role: 'user', parts: [{ type: 'text', text: prompt }], source }];
+    } else if (env.type === 'attachment') {
+      const rendered = renderedMessage(env, source);
+      if (rendered) made = [rendered];
     }
     for (const [index, message] of made.entries()) {
       if (env.uuid) message.nativeId = index === 0 ? env.uuid : `${env.uuid}#${index}`;
@@ -519,6 +522,29 @@ function convert(entries: Entry[], file: string, preservedBy: Map<string, string
     if (env.uuid && made[0]?.nativeId) nativeOf.set(env.uuid, made[0].nativeId);
   }
   return messages;
+}
+
+/**
+ * An attachment Claude Code rendered into the request (2.1.3xx: the environment, model and date system messages,
+ * the agent listing, gitStatus and attribution reminders, file re-reads after a compaction, the TodoWrite nudge):
+ * harness text, where the chain puts it. A system-role text is sent without its `<system-reminder>` wrapper.
+ */
+function renderedMessage(env: Envelope, source: { file: string; line: number }): Message | undefined {
+  if (!Array.isArray(env.rendered)) return undefined;
+  const role = env.renderedRole === 'system' ? 'system' : 'user';
+  const parts: Part[] = [];
+  for (const piece of env.rendered) {
+    if (typeof piece?.content !== 'string') continue;
+    const text =
+      role === 'system'
+        ? piece.content.replace(/^<system-reminder>\n([\s\S]*)\n<\/system-reminder>$/, '$1')
+        : piece.content;
+    parts.push({ type: 'text', text });
+  }
+  if (parts.length === 0) return undefined;
+  const message: Message = { role, parts, injected: true, source };
+  if (env.attachment?.type) message.attachment = env.attachment.type;
+  return message;
 }
 
 function assistantParts(content: Block[]): Part[] {

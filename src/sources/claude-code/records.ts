@@ -23,6 +23,9 @@ export interface Envelope {
   data?: { type?: string; agentId?: string; message?: unknown };
   parentToolUseID?: string;
   attachment?: { type?: string; prompt?: unknown; content?: unknown };
+  /** On attachments (2.1.3xx): the exact text Claude Code sent the model for it, and as which role. */
+  rendered?: { content?: unknown }[];
+  renderedRole?: string;
   // metadata lines
   summary?: string;
   leafUuid?: string;
