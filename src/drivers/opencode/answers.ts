@@ -1,11 +1,12 @@
 // The loopback server the opencode plugin asks for each tool result. It answers from the recording (a
 // ShortCircuit) and from nothing else: it has no way to run a command or touch a file, so whatever the model
 // asks for, the answer is either recorded text or an error naming the miss. It also keeps what was asked, for
-// tests and for the run's figures.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// tests and for the run's figures. It answers only requests carrying the run's secret (loopback.ts), so no
+// other process can read a recorded result or take one meant for the agent.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { outputText, type ToolResult } from '../../model/session.js';
 import type { Answer } from '../../replay/shortcircuit.js';
-import { close, listen, readBody, sendJson } from './loopback.js';
+import { readBody, sendJson, serveLoopback } from './loopback.js';
 
 /** What the plugin POSTs for one tool call. */
 export interface AnswerRequest {
@@ -40,6 +41,10 @@ export interface AnswerSource {
 }
 
 export interface AnswerServerOptions {
+  /** The run's secret: every request must carry it as `Authorization: Bearer <secret>`. */
+  secret: string;
+  /** Listen on this Unix socket (inside the private tree) instead of a TCP port. */
+  socket?: string;
   /** The recorded title and metadata of a result, where the source keeps them; default: none. */
   details?: (result: ToolResult) => { title?: string; metadata?: Record<string, unknown> };
   /** Largest request body accepted, in bytes (default 16 MiB). */
@@ -47,9 +52,14 @@ export interface AnswerServerOptions {
 }
 
 export interface AnswerServer {
-  /** The URL the plugin POSTs to (its env var: `answersUrlEnv`). */
+  /** The URL the plugin POSTs to (its env var: `answersUrlEnv`); over the socket, its host is a fixed name. */
   url: string;
-  port: number;
+  /** The TCP port, when not on a socket. */
+  port?: number;
+  /** The Unix socket the plugin connects to (its env var: `answersSocketEnv`), when on one. */
+  socket?: string;
+  /** Requests the gate refused (wrong host, no secret, another route): none of them was answered. */
+  refused: { host: number; secret: number; route: number };
   /** Every call asked, in order. */
   asked: Asked[];
   close(): Promise<void>;
@@ -70,7 +80,7 @@ export function missReply(request: AnswerRequest, answer: Extract<Answer, { kind
 export function replyFor(
   request: AnswerRequest,
   answer: Answer,
-  options: AnswerServerOptions = {},
+  options: Pick<AnswerServerOptions, 'details'> = {},
 ): AnswerReply {
   if (answer.kind === 'miss') return missReply(request, answer);
   const details = options.details?.(answer.result) ?? {};
@@ -82,19 +92,16 @@ export function replyFor(
   };
 }
 
-/** Starts the server on 127.0.0.1, on a free port. The caller must close() it. */
+/** Starts the server on its socket, or 127.0.0.1 on a free port. The caller must close() it. */
 export async function startAnswerServer(
   source: AnswerSource,
-  options: AnswerServerOptions = {},
+  options: AnswerServerOptions,
 ): Promise<AnswerServer> {
   const asked: Asked[] = [];
   const limit = options.maxBodyBytes ?? 16 * 1024 * 1024;
 
+  // Only POST /answer reaches this (the gate answers anything else).
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/answer') {
-      sendJson(res, 404, { error: 'POST /answer only' });
-      return;
-    }
     const started = performance.now();
     const request = parseRequest((await readBody(req, limit)).toString('utf8'));
     if (!request) {
@@ -107,19 +114,27 @@ export async function startAnswerServer(
     sendJson(res, 200, reply);
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      // The plugin turns any non-200 into an error result: a broken request never becomes a run.
-      if (!res.headersSent) sendJson(res, 500, { error: String(error) });
-      else res.end();
-    });
-  });
-  const port = await listen(server);
+  const served = await serveLoopback(
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        // The plugin turns any non-200 into an error result: a broken request never becomes a run.
+        if (!res.headersSent) sendJson(res, 500, { error: String(error) });
+        else res.end();
+      });
+    },
+    {
+      secret: options.secret,
+      routes: [{ method: 'POST', path: '/answer' }],
+      ...(options.socket ? { socket: options.socket } : {}),
+    },
+  );
   return {
-    url: `http://127.0.0.1:${port}/answer`,
-    port,
+    url: `${served.origin}/answer`,
+    ...(served.port !== undefined ? { port: served.port } : {}),
+    ...(served.socket !== undefined ? { socket: served.socket } : {}),
+    refused: served.refused,
     asked,
-    close: () => close(server),
+    close: () => served.close(),
   };
 }
 

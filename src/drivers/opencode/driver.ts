@@ -3,7 +3,7 @@
 // go through our recording proxy (proxy.ts) to the real model, or to the session's own recorded turns
 // (recorded.ts), and each agent step becomes a pair. Later user messages go in with `--session <id>` once the
 // previous `opencode run` has exited and the proxy has delivered its last answer.
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Message, Part, ToolResult } from '../../model/session.js';
@@ -27,7 +27,8 @@ import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
 import { sandboxed } from '../../verify/sandbox.js';
 import { type AnswerServer, type AnswerSource, startAnswerServer } from './answers.js';
-import { prepareEnvironment } from './environment.js';
+import { makePrivateTree, prepareEnvironment } from './environment.js';
+import { newSecret, redact, socketFits } from './loopback.js';
 import { opencodeCall, type RecordedName, recordedNames } from './mapping.js';
 import { orphanExitCode } from './plugin.js';
 import { type Exchange, pairFromExchange, type RecordingProxy, startRecordingProxy } from './proxy.js';
@@ -370,13 +371,25 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
   let proxy: RecordingProxy | undefined;
   let answers: AnswerServer | undefined;
   let environment: ReturnType<typeof prepareEnvironment> | undefined;
+  // This session's servers answer only requests carrying this secret (loopback.ts): opencode's provider key
+  // for the proxy, the plugin's key for the answer server, the proxy's key for the recorded model.
+  const secret = newSecret();
+  // The private tree first: the servers that can listen on a Unix socket do so inside it (0700).
+  const root = makePrivateTree();
+  const socketIn = (name: string): string | undefined => {
+    const path = join(root, name);
+    return socketFits(path) ? path : undefined;
+  };
   try {
     let upstream: string;
     let modelId: string;
     let apiKey: string | undefined;
     if (run.upstream.kind === 'recorded') {
       const summaries = session.messages.filter((message) => message.compaction).map(textOf);
+      const socket = socketIn('model.sock');
       recorded = await startRecordedModel({
+        secret,
+        ...(socket ? { socket } : {}),
         // The current prompt's recorded turns, in order; none left: the recording is exhausted.
         next: () => {
           const at = recordedFor(served);
@@ -396,13 +409,18 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
       });
       upstream = recorded.url;
       modelId = 'recorded';
+      // The recorded model is ours: the proxy presents the secret to it as the key.
+      apiKey = secret;
     } else {
       upstream = run.upstream.baseURL;
       modelId = run.upstream.model;
       apiKey = run.upstream.apiKey;
     }
+    // TCP: opencode reaches its provider only by the URL in its config (see README, "Failing closed").
     proxy = await startRecordingProxy({
+      secret,
       upstream,
+      ...(recorded?.socket ? { upstreamSocket: recorded.socket } : {}),
       ...(apiKey ? { apiKey } : {}),
       timeoutMs: run.timeoutMs,
       onExchange,
@@ -415,12 +433,23 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
       },
     });
     // The recorded title and metadata go back too: opencode's record of the call looks as it did.
-    answers = await startAnswerServer(source, { details: (result) => result.display ?? {} });
+    const answersSocket = socketIn('answers.sock');
+    answers = await startAnswerServer(source, {
+      secret,
+      ...(answersSocket ? { socket: answersSocket } : {}),
+      details: (result) => result.display ?? {},
+    });
     environment = prepareEnvironment({
+      root,
       workspace,
       baseURL: proxy.url,
       model: modelId,
-      answersUrl: answers.url,
+      apiKey: secret,
+      answers: {
+        url: answers.url,
+        ...(answers.socket ? { socket: answers.socket } : {}),
+        secret,
+      },
       parentPid: process.pid,
       ...(run.limit ? { limit: run.limit } : {}),
       ...(run.tools ? { plugin: { tools: run.tools } } : {}),
@@ -487,13 +516,16 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
           .split('\n')
           .slice(-5)
           .join('\n');
-        const why =
+        // opencode's events and stderr are printed and stored: the secret is taken out (it may echo a request).
+        const why = redact(
           lastError ??
-          (child.exitCode === orphanExitCode
-            ? 'opencode stopped: the replay process was gone'
-            : child.timedOut
-              ? `opencode did not finish within ${Math.round(processTimeout / 1000)} s`
-              : `opencode exited with ${child.exitCode ?? child.signal}${said ? `: ${said}` : ''}${tail ? `\n${tail}` : ''}`);
+            (child.exitCode === orphanExitCode
+              ? 'opencode stopped: the replay process was gone'
+              : child.timedOut
+                ? `opencode did not finish within ${Math.round(processTimeout / 1000)} s`
+                : `opencode exited with ${child.exitCode ?? child.signal}${said ? `: ${said}` : ''}${tail ? `\n${tail}` : ''}`),
+          secret,
+        );
         run.runs.saveTurn(run.runId, {
           sessionId: session.id,
           turn: steps + 1,
@@ -516,7 +548,8 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
     await proxy?.close();
     await answers?.close();
     await recorded?.close();
-    environment?.cleanup();
+    // The whole private tree, sockets included (the environment's cleanup is the same, and may not exist yet).
+    rmSync(root, { recursive: true, force: true });
   }
 }
 

@@ -18,7 +18,14 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
 import { alive } from '../../verify/check.js';
-import { answersUrlEnv, type PluginOptions, parentPidEnv, pluginFileName, pluginSource } from './plugin.js';
+import {
+  answersSocketEnv,
+  answersUrlEnv,
+  type PluginOptions,
+  parentPidEnv,
+  pluginFileName,
+  pluginSource,
+} from './plugin.js';
 
 /** The opencode version the plugin and the dependency stubs are written for. */
 export const opencodeVersion = '1.18.33';
@@ -51,9 +58,10 @@ export interface EnvironmentOptions {
    * window; without one, a long session is sent whole until the model refuses it.
    */
   limit?: { context: number; output: number };
+  /** The key opencode sends to `baseURL`: the run's secret, which our proxy requires. Default a placeholder. */
   apiKey?: string;
-  /** The answer server's URL, put in the env for the plugin. */
-  answersUrl?: string;
+  /** Where the plugin asks (URL and socket in its env) and the secret it sends (in the plugin file). */
+  answers?: { url: string; socket?: string; secret: string };
   /** The replay process: the plugin stops opencode when it is gone. */
   parentPid?: number;
   /** Without the plugin (a plain run, e.g. to compare what the model is offered). Default: with. */
@@ -64,6 +72,11 @@ export interface EnvironmentOptions {
   pathPrefix?: string[];
   /** Where the temporary tree goes; default the OS temp dir. */
   parent?: string;
+  /**
+   * A private tree made beforehand with `makePrivateTree` (the driver's servers put their sockets in it before
+   * the config can be written); default a new one under `parent`.
+   */
+  root?: string;
 }
 
 export interface Environment {
@@ -188,12 +201,25 @@ function gitView(common: string, root: string): string {
   return view;
 }
 
-export function prepareEnvironment(options: EnvironmentOptions): Environment {
-  const parent = options.parent ?? tmpdir();
+/**
+ * A new private tree (0700, as mkdtemp makes it) owned by this process, after the trees of killed replays are
+ * swept. Removed by the environment's cleanup, or by the caller if no environment is made in it.
+ */
+export function makePrivateTree(parent = tmpdir()): string {
   sweepStale(parent);
   const root = mkdtempSync(join(parent, prefix));
   try {
     writeFileSync(join(root, ownerFile), `${process.pid}\n`);
+  } catch (error) {
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+  return root;
+}
+
+export function prepareEnvironment(options: EnvironmentOptions): Environment {
+  const root = options.root ?? makePrivateTree(options.parent ?? tmpdir());
+  try {
     const home = join(root, 'home');
     const xdg = {
       XDG_DATA_HOME: join(home, '.local', 'share'),
@@ -240,13 +266,17 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
       ...(instructions.length > 0 ? { instructions } : {}),
       ...options.config,
     };
-    writeFileSync(join(configDir, 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`);
+    // It holds the run's secret (the provider key): readable by this user only.
+    writeFileSync(join(configDir, 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 
     let pluginPath: string | undefined;
     if (options.plugin !== false) {
       mkdirSync(join(configDir, 'plugins'), { recursive: true });
       pluginPath = join(configDir, 'plugins', pluginFileName);
-      writeFileSync(pluginPath, pluginSource(options.plugin ?? {}));
+      const secret = options.answers?.secret;
+      writeFileSync(pluginPath, pluginSource({ ...options.plugin, ...(secret ? { secret } : {}) }), {
+        mode: 0o600,
+      });
     }
 
     const dbPath = join(root, 'opencode.db');
@@ -261,7 +291,8 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
       OPENCODE_DB: dbPath,
       ...quietSettings,
       ...(gitCommon ? { GIT_COMMON_DIR: gitCommon } : {}),
-      ...(options.answersUrl ? { [answersUrlEnv]: options.answersUrl } : {}),
+      ...(options.answers ? { [answersUrlEnv]: options.answers.url } : {}),
+      ...(options.answers?.socket ? { [answersSocketEnv]: options.answers.socket } : {}),
       ...(options.parentPid ? { [parentPidEnv]: String(options.parentPid) } : {}),
     };
     return {

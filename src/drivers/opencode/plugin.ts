@@ -1,6 +1,7 @@
 // The opencode plugin that makes the real agent replay a recording: every built-in tool is overridden by a
 // plugin tool of the same name (opencode lets the later, custom definition win), whose `execute` asks the
-// replay process for the recorded result over loopback HTTP. Nothing in it can run a command or touch a
+// replay process for the recorded result over loopback HTTP (a Unix socket in the private tree where there is
+// one: Bun's fetch takes a `unix` option), with the run's secret. Nothing in it can run a command or touch a
 // file, so a run with it executes nothing even when the replay process is gone.
 //
 // The plugin is plain ESM JavaScript with no imports: opencode accepts a plain `{description, args, execute}`
@@ -42,6 +43,12 @@ export const passthroughTools = ['invalid'] as const;
 export const answersUrlEnv = 'REPLAY_HISTORY_ANSWERS_URL';
 
 /**
+ * The env var holding the answer server's Unix socket, when it listens on one: the plugin's fetch connects
+ * there (Bun's `unix` option) and the URL only names the path and the Host.
+ */
+export const answersSocketEnv = 'REPLAY_HISTORY_ANSWERS_SOCKET';
+
+/**
  * The env var holding the replay process's PID. When that process is gone (killed), the plugin stops opencode:
  * the answers could not come anyway, and an agent left running on its own is not what anyone asked for.
  */
@@ -57,6 +64,12 @@ export const pluginFileName = 'replay-history-overrides.js';
 export const overrideMarker = 'replay-history override of ';
 
 export interface PluginOptions {
+  /**
+   * The run's secret, sent to the answer server as `Authorization: Bearer <secret>`. It is written into the
+   * plugin file (0600, in the private tree) rather than the environment, which every process opencode starts
+   * would inherit.
+   */
+  secret?: string;
   /** Tool ids to override; default: `builtinTools`. */
   tools?: readonly string[];
   /** How long one answer may take before the call gets an error result (ms); default 30 s. */
@@ -71,6 +84,8 @@ export function pluginSource(options: PluginOptions = {}): string {
     tools: [...(options.tools ?? builtinTools)],
     passthrough: [...passthroughTools],
     urlEnv: answersUrlEnv,
+    socketEnv: answersSocketEnv,
+    secret: options.secret ?? '',
     parentEnv: parentPidEnv,
     orphanExitCode,
     marker: overrideMarker,
@@ -91,11 +106,14 @@ const passthrough = new Set(settings.passthrough);
 async function ask(tool, args, ctx) {
   const url = process.env[settings.urlEnv];
   if (!url) throw new Error('replay-history: no answer server (' + settings.urlEnv + ' is unset); nothing was run');
+  const socket = process.env[settings.socketEnv];
   let response;
   try {
     response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      // Bun's fetch connects to a Unix socket given as \`unix\`; the URL then only gives the path and the Host.
+      ...(socket ? { unix: socket } : {}),
+      headers: { 'content-type': 'application/json', authorization: 'Bearer ' + settings.secret },
       body: JSON.stringify({
         tool,
         args,

@@ -2,13 +2,13 @@
 // opencode run (no plugin) in a private environment sends its first agent step to a loopback endpoint of ours,
 // which reads the names in `tools` and refuses the step. The override plugin then covers exactly those, for any
 // opencode version. The answer is cached per binary and model: the probe costs one opencode start-up (~5 s).
+// The endpoint is gated like every loopback server (loopback.ts): opencode's provider key is a fresh secret.
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { prepareEnvironment } from './environment.js';
-import { close, listen, readBody, sendJson } from './loopback.js';
+import { newSecret, readBody, sendJson, serveLoopback } from './loopback.js';
 
 export class ProbeError extends Error {}
 
@@ -68,7 +68,8 @@ export async function offeredTools(options: ProbeOptions): Promise<Probed> {
 
 async function probe(options: ProbeOptions): Promise<string[]> {
   let offered: string[] | undefined;
-  const server = createServer((req, res) => {
+  const secret = newSecret();
+  const handle: Parameters<typeof serveLoopback>[0] = (req, res) => {
     readBody(req).then(
       (raw) => {
         let body: { tools?: { function?: { name?: unknown } }[] } = {};
@@ -88,13 +89,18 @@ async function probe(options: ProbeOptions): Promise<string[]> {
       },
       () => res.destroy(),
     );
+  };
+  // opencode reaches its provider only by URL: a TCP port on 127.0.0.1, behind the gate.
+  const server = await serveLoopback(handle, {
+    secret,
+    routes: [{ method: 'POST', path: '/v1/chat/completions' }],
   });
-  const port = await listen(server);
   const workspace = mkdtempSync(join(tmpdir(), 'replay-probe-'));
   const environment = prepareEnvironment({
     workspace,
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL: `${server.origin}/v1`,
     model: options.model,
+    apiKey: secret,
     plugin: false,
   });
   try {
@@ -125,6 +131,6 @@ async function probe(options: ProbeOptions): Promise<string[]> {
   } finally {
     environment.cleanup();
     rmSync(workspace, { recursive: true, force: true });
-    await close(server);
+    await server.close();
   }
 }

@@ -3,9 +3,10 @@
 // bytes as they arrive). Each chat completion is also put back together and handed over as one exchange —
 // request (messages, tools), assembled assistant message, usage, latency — tagged as an agent step or a side
 // call (title generation, compaction summary). Recording here, not from opencode's events, because
-// `opencode run` exits about 175 ms after `session.idle`.
+// `opencode run` exits about 175 ms after `session.idle`. Only opencode may use it: every request must carry the
+// run's secret as its API key (opencode's provider key in its private config), which is then replaced by the
+// real key, or dropped, so it never goes upstream (see loopback.ts).
 import {
-  createServer,
   request as httpRequest,
   type IncomingMessage,
   type OutgoingHttpHeaders,
@@ -15,7 +16,7 @@ import { request as httpsRequest } from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { ChatMessage, ChatTool, ChatToolCall } from '../../replay/chat.js';
 import { type Pair, pairSchema } from '../../replay/pairs.js';
-import { close, listen, readBody, sendJson } from './loopback.js';
+import { readBody, redact, sendJson, serveLoopback } from './loopback.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
 
@@ -64,9 +65,13 @@ export interface Exchange {
 }
 
 export interface RecordingProxyOptions {
+  /** The run's secret: opencode's API key for the proxy. A request without it is refused (401), never forwarded. */
+  secret: string;
   /** The real model's base URL, including `/v1` (e.g. `https://api.openai.com/v1`). */
   upstream: string;
-  /** Replaces the Authorization header opencode sends (opencode only has a placeholder key). */
+  /** Reach `upstream` over this Unix socket (the recorded model in the private tree) rather than its host. */
+  upstreamSocket?: string;
+  /** The Authorization upstream gets instead of opencode's (the secret); without one, none is sent. */
   apiKey?: string;
   /** Called for every chat completion when its answer has been read, before its end reaches opencode. */
   onExchange: (exchange: Exchange) => void;
@@ -82,6 +87,9 @@ export interface RecordingProxyOptions {
 export interface RecordingProxy {
   /** e.g. http://127.0.0.1:41234/v1 — opencode's provider `baseURL`. */
   url: string;
+  port: number;
+  /** Requests the gate refused (wrong host, no secret, another route): none was forwarded or reported. */
+  refused: { host: number; secret: number; route: number };
   /** How many chat completions were reported, by kind (only counts are kept, never the exchanges). */
   exchanges: Record<ExchangeKind, number> & { total: number; errors: number };
   /** Errors thrown by `onExchange` (the proxy keeps serving; the driver should fail the run on these). */
@@ -147,37 +155,37 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     const started = performance.now();
     const startedAt = new Date().toISOString();
     const body = await readBody(req);
+    // Only POST /v1/chat/completions reaches this (the gate answers anything else).
     const url = req.url ?? '/';
     const path = url.split('?')[0] ?? '/';
     const query = url.slice(path.length);
-    const chat = req.method === 'POST' && /\/chat\/completions$/.test(path);
-    const parsed = chat ? parseRequest(body) : undefined;
+    const parsed = parseRequest(body);
     // The assembler for this one answer: the only state kept per request.
-    const assembler = chat ? new Assembler() : undefined;
+    const assembler = new Assembler();
     let done = false;
     const finish = (status: number, error?: string): void => {
       if (done) return;
       done = true;
-      if (chat && parsed && assembler) {
-        const outcome = assembler.result();
-        const failure = error ?? outcome.error;
-        report({
-          kind: parsed.kind,
-          path,
-          request: parsed.request,
-          status,
-          message: failure === undefined ? outcome.message : null,
-          finish_reason: outcome.finish_reason,
-          usage: outcome.usage,
-          latency_ms: Math.round(performance.now() - started),
-          startedAt,
-          ...(failure !== undefined ? { error: failure } : {}),
-        });
-      }
+      const outcome = assembler.result();
+      const raw = error ?? outcome.error;
+      // An upstream error may echo the headers it got: neither key is kept or printed.
+      const failure = raw === undefined ? undefined : hide(raw);
+      report({
+        kind: parsed.kind,
+        path,
+        request: parsed.request,
+        status,
+        message: failure === undefined ? outcome.message : null,
+        finish_reason: outcome.finish_reason,
+        usage: outcome.usage,
+        latency_ms: Math.round(performance.now() - started),
+        startedAt,
+        ...(failure !== undefined ? { error: failure } : {}),
+      });
     };
 
-    const refusal = parsed ? options.refuse?.(parsed.kind) : undefined;
-    if (parsed && refusal !== undefined) {
+    const refusal = options.refuse?.(parsed.kind);
+    if (refusal !== undefined) {
       report({
         kind: parsed.kind,
         path,
@@ -202,13 +210,18 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     }
     // Plain bytes, so the proxy can read what it passes on (and opencode gets them the same).
     headers['accept-encoding'] = 'identity';
+    // The gate took opencode's Authorization (the secret) off the request: only the real key goes on.
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
     if (body.length > 0) headers['content-length'] = body.length;
     const rest = path.startsWith('/v1/') || path === '/v1' ? path.slice(3) : path;
     const target = `${upstream.origin}${basePath}${rest}${query}`;
 
     const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
-    const outgoing = send(target, { method: req.method ?? 'GET', headers });
+    const outgoing = send(target, {
+      method: req.method ?? 'POST',
+      headers,
+      ...(options.upstreamSocket ? { socketPath: options.upstreamSocket } : {}),
+    });
     outgoing.setTimeout(timeoutMs);
 
     const failBeforeReply = (status: number, message: string): void => {
@@ -241,9 +254,9 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
       }
       res.writeHead(status, answer.statusMessage ?? '', out);
       const contentType = String(answer.headers['content-type'] ?? '');
-      assembler?.begin(status, contentType.includes('text/event-stream'));
+      assembler.begin(status, contentType.includes('text/event-stream'));
       answer.on('data', (chunk: Buffer) => {
-        assembler?.push(chunk);
+        assembler.push(chunk);
         // Backpressure: a slow reader holds the upstream stream back rather than filling memory.
         if (!res.write(chunk)) {
           answer.pause();
@@ -261,18 +274,23 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     outgoing.end(body);
   };
 
-  const server = createServer((req, res) => {
-    inFlight++;
-    res.on('close', settle);
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent)
-        sendJson(res, 500, { error: { message: String(error), type: 'replay_proxy_error' } });
-      else res.destroy();
-    });
-  });
-  const port = await listen(server);
+  const hide = (text: string): string => redact(text, options.secret, options.apiKey);
+  const served = await serveLoopback(
+    (req, res) => {
+      inFlight++;
+      res.on('close', settle);
+      handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent)
+          sendJson(res, 500, { error: { message: hide(String(error)), type: 'replay_proxy_error' } });
+        else res.destroy();
+      });
+    },
+    { secret: options.secret, routes: [{ method: 'POST', path: '/v1/chat/completions' }] },
+  );
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${served.origin}/v1`,
+    port: served.port as number,
+    refused: served.refused,
     exchanges,
     handlerErrors,
     inFlight: () => inFlight,
@@ -282,7 +300,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
         : new Promise<void>((resolve) => {
             waiters.push(resolve);
           }),
-    close: () => close(server),
+    close: () => served.close(),
   };
 }
 

@@ -2,10 +2,11 @@
 // agent steps with the recorded model turns the driver hands it (text, reasoning, tool calls, usage), streamed as the
 // real APIs stream, and its side calls (title, compaction summary) with what the session recorded. Replaying
 // a session this way runs the real agent through its own recording: every call it makes must be answered by
-// the short-circuit, which is the check, and it needs no model or key.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// the short-circuit, which is the check, and it needs no model or key. Only the recording proxy talks to it,
+// over a Unix socket in the private tree where it can, always with the run's secret as its API key.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChatMessage } from '../../replay/chat.js';
-import { close, listen, readBody, sendJson } from './loopback.js';
+import { readBody, sendJson, serveLoopback } from './loopback.js';
 import { classifyRequest } from './proxy.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
@@ -16,6 +17,10 @@ export interface RecordedTurn {
 }
 
 export interface RecordedModelOptions {
+  /** The run's secret: every request must carry it as its API key (`Authorization: Bearer <secret>`). */
+  secret: string;
+  /** Listen on this Unix socket instead of a TCP port (the proxy connects with `upstreamSocket`). */
+  socket?: string;
   /** The recorded turn for the next agent step, or undefined when the recording has none left. */
   next: () => RecordedTurn | undefined;
   /** The answer to opencode's title request. */
@@ -27,8 +32,12 @@ export interface RecordedModelOptions {
 }
 
 export interface RecordedModel {
-  /** Base URL including /v1. */
+  /** Base URL including /v1 (over the socket, its host is a fixed name). */
   url: string;
+  /** The Unix socket it listens on, when on one. */
+  socket?: string;
+  /** Requests the gate refused (wrong host, no secret, another route): none was answered. */
+  refused: { host: number; secret: number; route: number };
   /** Agent steps answered so far. */
   answered(): number;
   /** Step requests refused because every recorded turn had been given. */
@@ -45,12 +54,9 @@ export async function startRecordedModel(options: RecordedModelOptions): Promise
   let summarized = 0;
   const model = options.model ?? 'recorded';
 
+  // Only POST /v1/chat/completions reaches this (the gate answers anything else).
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = (await readBody(req)).toString('utf8');
-    if (req.method !== 'POST' || !/\/chat\/completions$/.test((req.url ?? '').split('?')[0] ?? '')) {
-      fail(res, 404, 'POST /v1/chat/completions only');
-      return;
-    }
     let request: { messages?: ChatMessage[]; tools?: unknown[]; stream?: boolean };
     try {
       request = JSON.parse(body) as typeof request;
@@ -82,15 +88,23 @@ export async function startRecordedModel(options: RecordedModelOptions): Promise
     else whole(res, answer, model);
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => fail(res, 500, String(error)));
-  });
-  const port = await listen(server);
+  const served = await serveLoopback(
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => fail(res, 500, String(error)));
+    },
+    {
+      secret: options.secret,
+      routes: [{ method: 'POST', path: '/v1/chat/completions' }],
+      ...(options.socket ? { socket: options.socket } : {}),
+    },
+  );
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${served.origin}/v1`,
+    ...(served.socket !== undefined ? { socket: served.socket } : {}),
+    refused: served.refused,
     answered: () => answered,
     exhausted: () => refused,
-    close: () => close(server),
+    close: () => served.close(),
   };
 }
 

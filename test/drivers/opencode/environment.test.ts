@@ -1,12 +1,22 @@
 // The hermetic tree for an opencode run: everything under one private directory, the dependency install
 // pre-empted, the plugin present (or not), the workspace untouched, and all of it removed by cleanup().
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareEnvironment, sweepStale } from '../../../src/drivers/opencode/environment.js';
-import { answersUrlEnv, pluginFileName, pluginSource } from '../../../src/drivers/opencode/plugin.js';
+import {
+  makePrivateTree,
+  prepareEnvironment,
+  sweepStale,
+} from '../../../src/drivers/opencode/environment.js';
+import { newSecret } from '../../../src/drivers/opencode/loopback.js';
+import {
+  answersSocketEnv,
+  answersUrlEnv,
+  pluginFileName,
+  pluginSource,
+} from '../../../src/drivers/opencode/plugin.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'opencode-env-'));
 const workspace = mkdtempSync(join(scratch, 'workspace-'));
@@ -17,7 +27,7 @@ describe('prepareEnvironment', () => {
     const env = prepareEnvironment({
       workspace,
       baseURL: 'http://127.0.0.1:1/v1',
-      answersUrl: 'http://127.0.0.1:2/answer',
+      answers: { url: 'http://127.0.0.1:2/answer', secret: 'the-answers-secret-0123' },
       parent: scratch,
     });
     expect(env.root.startsWith(scratch)).toBe(true);
@@ -43,7 +53,12 @@ describe('prepareEnvironment', () => {
     expect(config.model).toBe('replay/replay');
     expect(config.small_model).toBe('replay/replay');
     expect(env.pluginPath).toBe(join(env.configDir, 'plugins', pluginFileName));
-    expect(readFileSync(env.pluginPath ?? '', 'utf8')).toBe(pluginSource());
+    expect(readFileSync(env.pluginPath ?? '', 'utf8')).toBe(
+      pluginSource({ secret: 'the-answers-secret-0123' }),
+    );
+    // Without a socket the plugin asks over TCP; the placeholder key when none is given.
+    expect(env.env[answersSocketEnv]).toBeUndefined();
+    expect(config.provider.replay.options.apiKey).toBe('sk-replay');
     // opencode's install of @opencode-ai/plugin finds nothing to do in either config dir.
     for (const dir of [env.configDir, join(env.env.XDG_CONFIG_HOME ?? '', 'opencode')]) {
       expect(readdirSync(join(dir, 'node_modules'))).toEqual([]);
@@ -56,6 +71,32 @@ describe('prepareEnvironment', () => {
     env.cleanup();
     expect(existsSync(env.root)).toBe(false);
     expect(existsSync(workspace)).toBe(true);
+  });
+
+  it("hands opencode the run's secret in files only this user can read, never in its environment", () => {
+    const secret = newSecret();
+    const root = makePrivateTree(scratch);
+    expect(statSync(root).mode & 0o777).toBe(0o700);
+    expect(readFileSync(join(root, 'owner.pid'), 'utf8')).toBe(`${process.pid}\n`);
+    const socket = join(root, 'answers.sock');
+    const env = prepareEnvironment({
+      root,
+      workspace,
+      baseURL: 'http://127.0.0.1:1/v1',
+      apiKey: secret,
+      answers: { url: 'http://localhost/answer', socket, secret },
+    });
+    expect(env.root).toBe(root);
+    expect(env.env[answersUrlEnv]).toBe('http://localhost/answer');
+    expect(env.env[answersSocketEnv]).toBe(socket);
+    const configFile = join(env.configDir, 'opencode.json');
+    expect(JSON.parse(readFileSync(configFile, 'utf8')).provider.replay.options.apiKey).toBe(secret);
+    expect(readFileSync(env.pluginPath ?? '', 'utf8')).toContain(JSON.stringify(secret));
+    for (const file of [configFile, env.pluginPath ?? '']) expect(statSync(file).mode & 0o777).toBe(0o600);
+    // Every process opencode starts inherits its environment: the secret is not in it.
+    expect(JSON.stringify(env.env)).not.toContain(secret);
+    env.cleanup();
+    expect(existsSync(root)).toBe(false);
   });
 
   it('leaves the plugin out on request', () => {

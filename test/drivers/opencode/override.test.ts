@@ -1,7 +1,8 @@
 // The footing of the opencode driver, re-checked on the real opencode 1.18.33 with the scripted model server:
 // our plugin's overrides answer every built-in call from the recording (nothing runs), the model is offered
 // byte-identical tools, an unreachable answer server gives errors rather than execution, and a tool we did
-// not override is stopped by the guard.
+// not override is stopped by the guard. The plugin reaches the answer server over a Unix socket with the run's
+// secret, as in a replay.
 import {
   existsSync,
   mkdirSync,
@@ -16,8 +17,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AnswerServer, startAnswerServer } from '../../../src/drivers/opencode/answers.js';
+import {
+  type AnswerServer,
+  type AnswerServerOptions,
+  type AnswerSource,
+  startAnswerServer,
+} from '../../../src/drivers/opencode/answers.js';
 import { type Environment, prepareEnvironment } from '../../../src/drivers/opencode/environment.js';
+import { newSecret } from '../../../src/drivers/opencode/loopback.js';
 import type { Message } from '../../../src/model/session.js';
 import { ShortCircuit } from '../../../src/replay/shortcircuit.js';
 import {
@@ -102,6 +109,22 @@ async function model(...turns: ScriptedReply[]): Promise<ModelServer> {
   return server;
 }
 
+const secret = newSecret();
+
+/** An answer server on a Unix socket of its own, as the driver starts one. */
+async function answerServer(
+  source: AnswerSource,
+  options: Omit<AnswerServerOptions, 'secret' | 'socket'> = {},
+): Promise<AnswerServer> {
+  const socket = join(mkdtempSync(join(scratch, 'tree-')), 'answers.sock');
+  return startAnswerServer(source, { secret, socket, ...options });
+}
+
+/** What the environment hands the plugin for `server`. */
+function endpoint(server: AnswerServer): { url: string; socket?: string; secret: string } {
+  return { url: server.url, ...(server.socket ? { socket: server.socket } : {}), secret };
+}
+
 function environment(
   server: ModelServer,
   options: Partial<Parameters<typeof prepareEnvironment>[0]> = {},
@@ -182,7 +205,7 @@ describe.concurrent('opencode 1.18.33 with the override plugin', { timeout: 150_
       },
     ];
     const circuit = new ShortCircuit(recorded, { cwd: workspace, readOnly: () => false });
-    const answers = await startAnswerServer(circuit, {
+    const answers = await answerServer(circuit, {
       details: (result) => ({ title: `title of ${result.callId}`, metadata: { recorded: result.callId } }),
     });
     answerServers.push(answers);
@@ -195,7 +218,7 @@ describe.concurrent('opencode 1.18.33 with the override plugin', { timeout: 150_
       },
       { text: 'Done.' },
     );
-    const env = environment(server, { answersUrl: answers.url });
+    const env = environment(server, { answers: endpoint(answers) });
     const run = await opencode(env, prompt);
     const requests = agentRequests(server);
     // Handed over first, so the plain-run test fails on a diff rather than waiting if this one fails.
@@ -212,6 +235,9 @@ describe.concurrent('opencode 1.18.33 with the override plugin', { timeout: 150_
       ['write', 'hit'],
     ]);
     expect(answers.asked[0]?.request.sessionID).toMatch(/^ses_/);
+    // Over the socket, with the secret: nothing opencode sent was refused.
+    expect(answers.socket).toBeDefined();
+    expect(answers.refused).toEqual({ host: 0, secret: 0, route: 0 });
     // The recorded title and metadata reach opencode's own record of the call.
     const used = run.events.filter((event) => event.type === 'tool_use');
     expect(
@@ -267,14 +293,14 @@ describe.concurrent('opencode 1.18.33 with the override plugin', { timeout: 150_
 
   it('gives an error result, never execution, when the answer server is down', async () => {
     const before = snapshot(workspace);
-    const answers = await startAnswerServer({ answer: () => ({ kind: 'miss', nearest: [] }) });
-    const deadUrl = answers.url;
+    const answers = await answerServer({ answer: () => ({ kind: 'miss', nearest: [] }) });
+    const dead = endpoint(answers);
     await answers.close();
     const server = await model(
       { toolCalls: [{ name: 'bash', arguments: { command: 'rm victim.txt', description: 'Remove it' } }] },
       { text: 'Could not.' },
     );
-    const env = environment(server, { answersUrl: deadUrl });
+    const env = environment(server, { answers: dead });
     const run = await opencode(env, prompt);
     expect(run.exitCode, run.stderr.slice(-2000)).toBe(0);
     const result = String(toolMessages(agentRequests(server)[1]?.body?.messages)[0]?.content);
@@ -291,11 +317,11 @@ describe.concurrent('opencode 1.18.33 with the override plugin', { timeout: 150_
     const marker = join(scratch, 'mcp-tool-ran');
     const script = join(scratch, 'mcp-server.cjs');
     writeFileSync(script, mcpServer);
-    const answers = await startAnswerServer({ answer: () => ({ kind: 'miss', nearest: [] }) });
+    const answers = await answerServer({ answer: () => ({ kind: 'miss', nearest: [] }) });
     answerServers.push(answers);
     const server = await model({ toolCalls: [{ name: 'probe_touch', arguments: {} }] }, { text: 'Stopped.' });
     const env = environment(server, {
-      answersUrl: answers.url,
+      answers: endpoint(answers),
       config: {
         mcp: {
           probe: { type: 'local', command: [process.execPath, script], environment: { MARKER: marker } },
@@ -316,10 +342,10 @@ describe.concurrent('opencode 1.18.33 with the override plugin', { timeout: 150_
 
   it('fails the run, before the model is asked, when it is offered a tool the plugin does not know', async () => {
     const marker = join(scratch, 'custom-tool-ran');
-    const answers = await startAnswerServer({ answer: () => ({ kind: 'miss', nearest: [] }) });
+    const answers = await answerServer({ answer: () => ({ kind: 'miss', nearest: [] }) });
     answerServers.push(answers);
     const server = await model({ toolCalls: [{ name: 'extra', arguments: {} }] }, { text: 'Ran it.' });
-    const env = environment(server, { answersUrl: answers.url });
+    const env = environment(server, { answers: endpoint(answers) });
     // A custom tool file, as a newer opencode's built-in would look to the plugin: not in its list.
     mkdirSync(join(env.configDir, 'tools'));
     writeFileSync(

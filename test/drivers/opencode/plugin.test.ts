@@ -1,18 +1,25 @@
 // The plugin's logic without opencode: its source is loaded as opencode loads it (an ES module file) and its
-// hooks are called the way opencode 1.18.33 calls them. The real-binary checks are in override.test.ts.
+// hooks are called the way opencode 1.18.33 calls them. The real-binary checks are in override.test.ts. Over a
+// Unix socket the plugin needs Bun's fetch: that case runs in the Bun inside the opencode binary itself.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { execa } from 'execa';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AnswerServer, startAnswerServer } from '../../../src/drivers/opencode/answers.js';
+import { newSecret } from '../../../src/drivers/opencode/loopback.js';
 import {
+  answersSocketEnv,
   answersUrlEnv,
   builtinTools,
   overrideMarker,
   pluginSource,
 } from '../../../src/drivers/opencode/plugin.js';
 import type { Answer } from '../../../src/replay/shortcircuit.js';
+import { opencodeBinary } from '../../helpers/opencode.js';
+
+const secret = newSecret();
 
 interface Definition {
   description: string;
@@ -130,11 +137,11 @@ describe('the override plugin', () => {
     ];
     const server = await startAnswerServer(
       { answer: () => answers.shift() ?? { kind: 'miss', nearest: [] } },
-      { details: (result) => ({ title: `t-${result.callId}`, metadata: { n: 1 } }) },
+      { secret, details: (result) => ({ title: `t-${result.callId}`, metadata: { n: 1 } }) },
     );
     servers.push(server);
     process.env[answersUrlEnv] = server.url;
-    const hooks = await load();
+    const hooks = await load({ secret });
     const read = hooks.tool.read;
     await expect(read?.execute({ filePath: 'a' }, ctx)).resolves.toEqual({
       title: 't-r1',
@@ -162,7 +169,7 @@ describe('the override plugin', () => {
     const bash = hooks.tool.bash;
     await expect(bash?.execute({ command: 'rm -rf /' }, ctx)).rejects.toThrow(`${answersUrlEnv} is unset`);
 
-    const closed = await startAnswerServer({ answer: () => ({ kind: 'miss', nearest: [] }) });
+    const closed = await startAnswerServer({ answer: () => ({ kind: 'miss', nearest: [] }) }, { secret });
     await closed.close();
     process.env[answersUrlEnv] = closed.url;
     await expect(bash?.execute({ command: 'rm -rf /' }, ctx)).rejects.toThrow('answer server unreachable');
@@ -186,5 +193,85 @@ describe('the override plugin', () => {
       bad.closeAllConnections();
       await new Promise<void>((resolve) => bad.close(() => resolve()));
     }
+  });
+});
+
+describe("the override plugin and the answer server's secret", () => {
+  it("is refused (an error result, nothing answered) with no secret or another run's", async () => {
+    let asked = 0;
+    const server = await startAnswerServer(
+      {
+        answer: () => {
+          asked++;
+          return { kind: 'miss', nearest: [] };
+        },
+      },
+      { secret },
+    );
+    servers.push(server);
+    process.env[answersUrlEnv] = server.url;
+    for (const other of [undefined, newSecret()]) {
+      const hooks = await load(other ? { secret: other } : {});
+      await expect(hooks.tool.bash?.execute({ command: 'ls' }, ctx)).rejects.toThrow(
+        'replay-history: answer server said HTTP 401; nothing was run',
+      );
+    }
+    expect(asked).toBe(0);
+    expect(server.refused.secret).toBe(2);
+  });
+
+  it('reaches the server over its Unix socket in Bun (the runtime inside opencode), with the secret', async () => {
+    const answers: Answer[] = [
+      {
+        kind: 'hit',
+        how: 'exact',
+        result: { type: 'tool_result', callId: 'r1', output: 'over the socket', isError: false },
+      },
+    ];
+    const socket = join(mkdtempSync(join(dir, 'tree-')), 'answers.sock');
+    const server = await startAnswerServer(
+      { answer: () => answers.shift() ?? { kind: 'miss', nearest: [] } },
+      { secret, socket },
+    );
+    servers.push(server);
+    const plugin = join(dir, `plugin-${++count}.js`);
+    writeFileSync(plugin, pluginSource({ secret }));
+    const script = join(dir, 'in-bun.mjs');
+    writeFileSync(
+      script,
+      `const { ReplayHistoryOverrides } = await import(${JSON.stringify(pathToFileURL(plugin).href)});
+const hooks = await ReplayHistoryOverrides();
+const ctx = ${JSON.stringify(ctx)};
+const out = [];
+for (let i = 0; i < 2; i++) {
+  try { out.push({ ok: await hooks.tool.read.execute({ filePath: 'a' }, ctx) }); }
+  catch (error) { out.push({ error: String(error.message) }); }
+}
+console.log(JSON.stringify({ bun: typeof Bun === 'object', out }));
+`,
+    );
+    // The binary is Bun: BUN_BE_BUN makes it run a script instead of opencode.
+    const ran = await execa(opencodeBinary(), [script], {
+      env: {
+        BUN_BE_BUN: '1',
+        [answersUrlEnv]: server.url,
+        [answersSocketEnv]: socket,
+        PATH: process.env.PATH ?? '',
+      },
+      extendEnv: false,
+      reject: false,
+      timeout: 60_000,
+    });
+    expect(ran.exitCode, String(ran.stderr)).toBe(0);
+    expect(JSON.parse(String(ran.stdout))).toEqual({
+      bun: true,
+      out: [
+        { ok: { title: '', output: 'over the socket', metadata: {} } },
+        { error: 'replay-history: read {"filePath":"a"} is not in the recording; nothing was run.' },
+      ],
+    });
+    expect(server.url).toBe('http://localhost/answer');
+    expect(server.asked.map((entry) => entry.request.tool)).toEqual(['read', 'read']);
+    expect(server.refused).toEqual({ host: 0, secret: 0, route: 0 });
   });
 });

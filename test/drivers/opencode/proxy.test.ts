@@ -1,6 +1,7 @@
 // The recording proxy against the scripted model server as the "real model", with plain fetch as opencode:
 // answers pass through byte for byte, each chat completion is put back together and tagged, upstream
-// failures reach the client as they were and never stop the proxy.
+// failures reach the client as they were and never stop the proxy. Only a request with the run's secret and our
+// Host is forwarded; the secret never goes upstream, and no key shows in a recorded error.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prepareEnvironment } from '../../../src/drivers/opencode/environment.js';
+import { newSecret } from '../../../src/drivers/opencode/loopback.js';
 import {
   type Exchange,
   pairFromExchange,
@@ -23,6 +25,10 @@ import {
   startModelServer,
 } from '../../helpers/model-server.js';
 import { opencodeBinary } from '../../helpers/opencode.js';
+import { rawRequest } from './raw-request.js';
+
+/** What opencode is given as its provider key: the proxy requires it. */
+const secret = newSecret();
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -40,7 +46,12 @@ async function proxy(
   extra: Partial<Parameters<typeof startRecordingProxy>[0]> = {},
 ): Promise<{ proxy: RecordingProxy; seen: Exchange[] }> {
   const seen: Exchange[] = [];
-  const started = await startRecordingProxy({ upstream, onExchange: (e) => seen.push(e), ...extra });
+  const started = await startRecordingProxy({
+    secret,
+    upstream,
+    onExchange: (e) => seen.push(e),
+    ...extra,
+  });
   cleanups.push(() => started.close());
   return { proxy: started, seen };
 }
@@ -69,7 +80,7 @@ function chat(
   return fetch(`${base}/chat/completions`, {
     method: 'POST',
     ...(signal ? { signal } : {}),
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-replay', ...headers },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}`, ...headers },
     body: JSON.stringify({ model: 'scripted', messages, ...body }),
   });
 }
@@ -345,10 +356,11 @@ describe('recording proxy', () => {
     expect(seen[0]?.error).toMatch(/timed out/);
   });
 
-  it('replaces the key, forwards other paths, and survives a failing onExchange', async () => {
+  it('replaces the key, forwards nothing but chat completions, and survives a failing onExchange', async () => {
     const server = await model([{ text: 'one' }, { text: 'two' }]);
     let calls = 0;
     const p = await startRecordingProxy({
+      secret,
       upstream: `${server.baseURL}/`,
       apiKey: 'sk-real',
       onExchange: () => {
@@ -357,15 +369,13 @@ describe('recording proxy', () => {
       },
     });
     cleanups.push(() => p.close());
-    const models = await fetch(`${p.url}/models`);
-    expect(models.status).toBe(200);
-    expect(await models.json()).toMatchObject({ data: [{ id: 'scripted' }] });
+    const models = await fetch(`${p.url}/models`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(models.status).toBe(404);
     expect((await chat(p.url, { stream: false })).status).toBe(200);
     expect((await chat(p.url, { stream: true })).status).toBe(200);
     expect(calls).toBe(2);
     expect(p.handlerErrors.map(String)).toEqual(['Error: disk full', 'Error: disk full']);
     expect(server.requests.map((request) => [request.path, request.headers.authorization])).toEqual([
-      ['/v1/models', 'Bearer sk-real'],
       ['/v1/chat/completions', 'Bearer sk-real'],
       ['/v1/chat/completions', 'Bearer sk-real'],
     ]);
@@ -373,12 +383,75 @@ describe('recording proxy', () => {
     expect(p.exchanges.total).toBe(2);
   });
 
-  it('keeps the client key when none is given, and listens on loopback only', async () => {
+  it('sends no key upstream when none is given (never the secret), and listens on loopback only', async () => {
     const server = await model([{ text: 'one' }]);
     const { proxy: p } = await proxy(server.baseURL);
     expect(p.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     await (await chat(p.url, { stream: false })).text();
-    expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-replay');
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]?.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(server.requests[0]?.headers)).not.toContain(secret);
+  });
+
+  it('forwards, answers and records nothing for a request without the secret, to a foreign Host, or off its route', async () => {
+    const server = await model([{ text: 'for opencode only' }]);
+    const { proxy: p, seen } = await proxy(server.baseURL, { apiKey: 'sk-real' });
+    const port = p.port;
+    const marker = 'INTRUDER-MARKER-7f3a';
+    const body = JSON.stringify({ model: 'scripted', messages: [{ role: 'user', content: marker }], tools });
+    const path = '/v1/chat/completions';
+    const attempts: { expected: number; headers: Record<string, string>; path?: string; method?: string }[] =
+      [
+        { expected: 401, headers: {} },
+        { expected: 401, headers: { authorization: 'Bearer sk-replay' } },
+        { expected: 401, headers: { authorization: 'Bearer sk-real' } },
+        // A page that rebound its name to 127.0.0.1 sends its own Host; even with the secret it is refused.
+        { expected: 421, headers: { authorization: `Bearer ${secret}`, host: `attacker.example:${port}` } },
+        { expected: 404, headers: { authorization: `Bearer ${secret}` }, path: '/v1/models' },
+        { expected: 404, headers: { authorization: `Bearer ${secret}` }, path: '/v1/chat/completions/x' },
+        { expected: 405, headers: { authorization: `Bearer ${secret}` }, method: 'GET' },
+      ];
+    for (const attempt of attempts) {
+      const response = await rawRequest({
+        to: port,
+        method: attempt.method ?? 'POST',
+        path: attempt.path ?? path,
+        headers: attempt.headers,
+        body,
+      });
+      expect(response.status, JSON.stringify(attempt)).toBe(attempt.expected);
+      expect(response.body).not.toContain('for opencode only');
+    }
+    await p.idle();
+    expect(server.requests).toEqual([]);
+    expect(seen).toEqual([]);
+    expect(p.exchanges.total).toBe(0);
+    expect(p.inFlight()).toBe(0);
+    expect(p.refused).toEqual({ host: 1, secret: 3, route: 3 });
+    // The one scripted answer is still there for opencode.
+    const fine = await chat(p.url, { stream: false });
+    expect(
+      ((await fine.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content,
+    ).toBe('for opencode only');
+    expect(JSON.stringify(server.requests)).not.toContain(marker);
+  });
+
+  it('keeps neither key in a recorded error, when upstream echoes the headers it got', async () => {
+    const url = await rawUpstream((req, res) => {
+      req.resume();
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `bad key in ${req.headers.authorization}` } }));
+    });
+    // The recorded model's case: the secret itself is the key upstream gets.
+    for (const apiKey of ['sk-real-0123456789', secret]) {
+      const { proxy: p, seen } = await proxy(url, { apiKey });
+      const response = await chat(p.url, { stream: true, tools });
+      expect(response.status).toBe(401);
+      await response.text();
+      await p.idle();
+      expect(seen[0]?.error).toBe('HTTP 401: {"error":{"message":"bad key in Bearer [redacted]"}}');
+      expect(JSON.stringify(seen)).not.toContain(apiKey);
+    }
   });
 });
 
@@ -476,6 +549,7 @@ describe('recording proxy with the real opencode 1.18.33', { timeout: 150_000 },
     const env = prepareEnvironment({
       workspace,
       baseURL: p.url,
+      apiKey: secret,
       model: 'scripted',
       plugin: false,
       parent: scratch,
@@ -505,6 +579,8 @@ describe('recording proxy with the real opencode 1.18.33', { timeout: 150_000 },
     expect(
       server.chatRequests().every((request) => request.headers.authorization === 'Bearer sk-upstream'),
     ).toBe(true);
+    // opencode presented the secret and our Host: nothing of it was refused.
+    expect(p.refused).toEqual({ host: 0, secret: 0, route: 0 });
 
     const title = seen.find((exchange) => exchange.kind === 'title') as Exchange;
     expect(title.request.tools).toEqual([]);

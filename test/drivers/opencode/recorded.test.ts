@@ -1,8 +1,13 @@
 // `--model recorded`: the loopback endpoint that answers opencode's agent steps with recorded turns, whole or
 // streamed as OpenAI streams them, and its title and summary side calls with what the session recorded. Driven
 // with plain fetch as opencode would, and through the real recording proxy, whose SSE assembler must put the
-// streamed turn back together exactly.
-import { afterEach, describe, expect, it } from 'vitest';
+// streamed turn back together exactly. Behind the proxy it listens on a Unix socket with the run's secret as its
+// key, as in a replay; a request without the secret takes no recorded turn.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { newSecret } from '../../../src/drivers/opencode/loopback.js';
 import { type Exchange, sideCallMarkers, startRecordingProxy } from '../../../src/drivers/opencode/proxy.js';
 import {
   exhaustedMessage,
@@ -11,6 +16,11 @@ import {
   type RecordedTurn,
   startRecordedModel,
 } from '../../../src/drivers/opencode/recorded.js';
+import { hostOf, rawRequest } from './raw-request.js';
+
+const secret = newSecret();
+const scratch = mkdtempSync(join(tmpdir(), 'recorded-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -24,6 +34,7 @@ async function recordedModel(
 ): Promise<{ model: RecordedModel; asked: () => number }> {
   let asked = 0;
   const model = await startRecordedModel({
+    secret,
     next: () => {
       asked++;
       return queue.shift();
@@ -89,7 +100,7 @@ const callsOnly: RecordedTurn = {
 function post(base: string, body: Record<string, unknown>, path = '/chat/completions'): Promise<Response> {
   return fetch(`${base}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-replay' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
     body: JSON.stringify({ model: 'recorded', ...body }),
   });
 }
@@ -302,16 +313,22 @@ describe('recorded model, side calls and refusals', () => {
     expect(model.exhausted()).toBe(2);
   });
 
-  it('answers only POST …/chat/completions (404 otherwise) and a body that is not JSON with 400', async () => {
+  it('answers only POST …/chat/completions (404/405 otherwise) and a body that is not JSON with 400', async () => {
     const { model, asked } = await recordedModel([structuredClone(textOnly)]);
-    const get = await fetch(`${model.url}/chat/completions`);
-    expect(get.status).toBe(404);
+    const get = await fetch(`${model.url}/chat/completions`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    expect(get.status).toBe(405);
     expect((await post(model.url, { messages: stepMessages, tools }, '/models')).status).toBe(404);
     expect((await post(model.url, { messages: stepMessages, tools }, '/completions')).status).toBe(404);
     expect((await post(model.url, { messages: stepMessages, tools }, '/chat/completions/x')).status).toBe(
       404,
     );
-    const notJson = await fetch(`${model.url}/chat/completions`, { method: 'POST', body: '{not json' });
+    const notJson = await fetch(`${model.url}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}` },
+      body: '{not json',
+    });
     expect(notJson.status).toBe(400);
     expect(asked()).toBe(0);
     expect(model.answered()).toBe(0);
@@ -324,13 +341,43 @@ describe('recorded model, side calls and refusals', () => {
 });
 
 describe('recorded model behind the recording proxy', () => {
+  /** As the driver wires them: the model on a socket in a private dir, the proxy presenting the secret to it. */
   async function behindProxy(queue: RecordedTurn[]) {
-    const { model } = await recordedModel(queue);
+    const socket = join(mkdtempSync(join(scratch, 'tree-')), 'model.sock');
+    const { model, asked } = await recordedModel(queue, { socket });
     const seen: Exchange[] = [];
-    const proxy = await startRecordingProxy({ upstream: model.url, onExchange: (e) => seen.push(e) });
+    const proxy = await startRecordingProxy({
+      secret,
+      upstream: model.url,
+      upstreamSocket: socket,
+      apiKey: secret,
+      onExchange: (e) => seen.push(e),
+    });
     cleanups.push(() => proxy.close());
-    return { model, proxy, seen };
+    return { model, proxy, seen, socket, asked };
   }
+
+  it('listens on its socket only (0600), and gives a stranger there no turn', async () => {
+    const { model, proxy, socket, asked } = await behindProxy([structuredClone(textOnly)]);
+    expect(model.socket).toBe(socket);
+    expect(model.url).toBe('http://localhost/v1');
+    expect(statSync(socket).mode & 0o777).toBe(0o600);
+    const body = JSON.stringify({ model: 'recorded', messages: stepMessages, tools });
+    const path = '/v1/chat/completions';
+    expect((await rawRequest({ to: socket, path, body })).status).toBe(401);
+    expect(
+      (await rawRequest({ to: socket, path, body, headers: { authorization: 'Bearer sk-replay' } })).status,
+    ).toBe(401);
+    const foreign = { authorization: `Bearer ${secret}`, host: 'rebound.example' };
+    expect((await rawRequest({ to: socket, path, body, headers: foreign })).status).toBe(421);
+    expect(asked()).toBe(0);
+    expect(model.refused).toEqual({ host: 1, secret: 2, route: 0 });
+    // The proxy's own request reaches it with the secret and the socket's Host: the one turn is still there.
+    expect(hostOf(socket)).toBe('localhost');
+    const answer = (await (await step(proxy.url)).json()) as { choices: { message: unknown }[] };
+    expect(answer.choices[0]?.message).toEqual(textOnly.message);
+    expect(model.answered()).toBe(1);
+  });
 
   it('is put back together by the proxy as the turn that was served, streamed or whole', async () => {
     const { proxy, seen } = await behindProxy([
