@@ -59,8 +59,9 @@ function parseFile(file: string): FileResult {
     if (!isEnvelope(value)) return 'not a transcript record (no "type")';
     return transcript.add(value, line);
   });
-  const { sessions, spawns, notes } = transcript.finish();
-  return { sessions, spawns, warnings, notes, ...read };
+  const finished = transcript.finish();
+  warnings.push(...finished.warnings);
+  return { sessions: finished.sessions, spawns: finished.spawns, warnings, notes: finished.notes, ...read };
 }
 
 export const claudeCode: SourceAdapter = {

@@ -10,7 +10,7 @@ import {
   type SessionKind,
   type Usage,
 } from '../../model/session.js';
-import type { ParsedSession, Spawn } from '../types.js';
+import type { ParsedSession, Spawn, Warning } from '../types.js';
 import {
   type ApiUsage,
   type Block,
@@ -61,6 +61,8 @@ interface Mirror {
 export interface ClaudeParseResult {
   sessions: ParsedSession[];
   spawns: Spawn[];
+  /** Problems with the file's structure that were worked around (a compaction's missing logical parent). */
+  warnings: Warning[];
   /** Things worth telling the user that are not errors (unknown line types). */
   notes: string[];
 }
@@ -75,6 +77,7 @@ export class ClaudeTranscript {
   private readonly titles = { custom: '', ai: '', summaries: new Map<string, string>() };
   private readonly unknown = new Map<string, number>();
   private readonly spawns: Spawn[] = [];
+  private readonly warnings: Warning[] = [];
   private readonly shapes = new Map<string, RequestShape>();
   private readonly blobs = new Map<string, WireMessage>();
   private order = 0;
@@ -174,7 +177,7 @@ export class ClaudeTranscript {
         ),
       );
     }
-    return { sessions, spawns: this.spawns, notes };
+    return { sessions, spawns: this.spawns, notes, warnings: this.warnings };
   }
 
   private streamOf(value: Envelope): Stream {
@@ -239,7 +242,16 @@ export class ClaudeTranscript {
   }
 
   private buildStream(stream: Stream): ParsedSession | undefined {
-    const ordered = reanchorPreserved(orderChain(stream));
+    const joins: Join[] = [];
+    const ordered = reanchorPreserved(orderChain(stream, joins));
+    for (const { boundary, parent, at } of joins)
+      this.warnings.push({
+        file: this.file,
+        line: boundary,
+        message: at
+          ? `compact_boundary: its logical parent ${parent ?? '(none)'} is not in the file; the history before it is taken to end at line ${at}, the last conversation line before the boundary`
+          : `compact_boundary: its logical parent ${parent ?? '(none)'} is not in the file, and no conversation line comes before it`,
+      });
     const preserved = new Map<string, string[]>();
     for (const entry of ordered) {
       const uuids = preservedUuids(entry.env);
@@ -310,7 +322,14 @@ function dedupe(entries: Entry[]): Entry[] {
  * Conversation order from the uuid/parentUuid tree: the branch that reaches the latest leaf (what a rewind
  * continued), walked from its root, with the siblings that parallel tool calls leave beside it.
  */
-function orderChain(stream: Stream): Entry[] {
+/** A compaction boundary whose logical parent was missing, and the line the history before it was joined at. */
+interface Join {
+  boundary: number;
+  parent: string | null | undefined;
+  at?: number;
+}
+
+function orderChain(stream: Stream, joins: Join[] = []): Entry[] {
   const { byUuid } = stream;
   if (byUuid.size === 0) return stream.loose;
   const children = new Map<string, Entry[]>();
@@ -333,7 +352,7 @@ function orderChain(stream: Stream): Entry[] {
   for (let current = leaf; current && !onPath.has(current.env.uuid as string); ) {
     path.push(current);
     onPath.add(current.env.uuid as string);
-    current = predecessor(current, byUuid, onPath);
+    current = predecessor(current, byUuid, onPath) ?? lostHistory(current, byUuid, onPath, joins);
   }
   path.reverse();
 
@@ -414,6 +433,33 @@ function reanchorPreserved(ordered: Entry[]): Entry[] {
     i += moved.length;
   }
   return result;
+}
+
+/**
+ * A compaction boundary whose logical parent is not in the file (older 2.1.3x builds name a uuid they never
+ * wrote): the history before it is still the conversation's, so it continues at the last conversation line
+ * written before the boundary that is not already on the path. Said in a warning, never dropped silently.
+ */
+function lostHistory(
+  entry: Entry,
+  byUuid: Map<string, Entry>,
+  seen: Set<string>,
+  joins: Join[],
+): Entry | undefined {
+  const { env } = entry;
+  if (env.subtype !== 'compact_boundary' || typeof env.parentUuid === 'string') return undefined;
+  // A logical parent that is in the file but already on the path (a preserved tail) ends the walk as before.
+  if (typeof env.logicalParentUuid === 'string' && byUuid.has(env.logicalParentUuid)) return undefined;
+  let found: Entry | undefined;
+  for (const candidate of byUuid.values()) {
+    if (candidate.order >= entry.order || seen.has(candidate.env.uuid as string)) continue;
+    if (!conversationTypes.has(candidate.env.type)) continue;
+    if (!found || candidate.order > found.order) found = candidate;
+  }
+  const join: Join = { boundary: entry.line, parent: env.logicalParentUuid };
+  if (found) join.at = found.line;
+  joins.push(join);
+  return found;
 }
 
 /** The entry before this one: its parent, or across a compaction boundary the last message before it. */
