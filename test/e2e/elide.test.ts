@@ -363,9 +363,10 @@ describe('stats --elision', () => {
     expect(human.stdout.split('\n').find((row) => row.startsWith('Read '))).toMatch(/^Read +5 +0 +3 +/);
   });
 
-  it('without a report chosen it says what to do', async () => {
+  it('without a report chosen it runs --elision, the only report', async () => {
     const result = await run(['stats', logs, '--db', db], { env });
-    expect(result.exitCode).toBe(2);
-    expect(result.stderr).toContain('choose a report');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.split('\n')[0]).toMatch(/^TOOL +RESULTS +ELIDED +BYTES/);
+    expect(result.stdout).toBe((await run(['stats', '--elision', logs, '--db', db], { env })).stdout);
   });
 });
