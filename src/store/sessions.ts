@@ -524,7 +524,7 @@ function toMessage(row: MessageRow): Message {
   if (row.injected) message.injected = true;
   if (row.compaction) message.compaction = true;
   if (row.preserved !== null) message.preserved = JSON.parse(row.preserved);
-  if (row.attachment !== null) message.attachment = row.attachment;
+  if (row.attachment !== null && row.attachment !== undefined) message.attachment = row.attachment;
   return message;
 }
 
