@@ -9,6 +9,8 @@ export interface RawRequest {
   path?: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Give up after this long without an answer (a refusal comes at once; a request let through may hang). */
+  timeoutMs?: number;
 }
 
 export interface RawResponse {
@@ -45,6 +47,11 @@ export function rawRequest(options: RawRequest): Promise<RawResponse> {
       },
     );
     req.on('error', reject);
+    if (options.timeoutMs !== undefined) {
+      req.setTimeout(options.timeoutMs, () =>
+        req.destroy(new Error(`no answer within ${options.timeoutMs} ms: the request was let through`)),
+      );
+    }
     req.end(options.body);
   });
 }
