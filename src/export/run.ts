@@ -26,6 +26,8 @@ export interface ExportSettings {
   unit: Unit;
   trainOn: TrainOn;
   includeInjected: boolean;
+  /** Abandoned rewind branches too: off by default, as each repeats the prefix it shares with its session. */
+  branches?: boolean;
   shown?: ShownSettings;
   minTurns: number;
   /** Share of sessions on the train side; undefined: no split. */
@@ -168,7 +170,7 @@ export class Exporter {
 
   /** Every stored session's original turns. */
   async fromStore(sessions: SessionStore, onSession?: (done: number, total: number) => void): Promise<void> {
-    const ids = sessions.allIds();
+    const ids = sessions.allIds({ branches: this.settings.branches === true });
     let done = 0;
     for (const id of ids) {
       onSession?.(++done, ids.length);

@@ -88,7 +88,8 @@ export interface Message {
   source: SourceRef;
 }
 
-export type SessionKind = 'main' | 'subagent' | 'compaction';
+/** `branch`: a rewind's abandoned branch, its parent the session the rewind continued (the prefix is shared). */
+export type SessionKind = 'main' | 'subagent' | 'compaction' | 'branch';
 
 export interface Session {
   /** Stable: a hash of agent and the agent's own session id (see ids.ts). */

@@ -460,11 +460,16 @@ export class SessionStore {
       undefined) as string | undefined;
   }
 
-  /** Ids of the sessions read from this file or from files under this directory, oldest first. */
-  fromPath(path: string): string[] {
+  /**
+   * Ids of the sessions read from this file or from files under this directory, oldest first; abandoned rewind
+   * branches only with `branches` (as allIds).
+   */
+  fromPath(path: string, options: { branches?: boolean } = {}): string[] {
     const under = `${likeLiteral(path.replace(/\/+$/, ''))}/%`;
+    const branches = options.branches ? '' : "AND kind != 'branch'";
     return this.sql(
-      `SELECT id FROM sessions WHERE source_file = ? OR source_file LIKE ? ESCAPE '\\' ORDER BY started_at, id`,
+      `SELECT id FROM sessions WHERE (source_file = ? OR source_file LIKE ? ESCAPE '\\') ${branches}
+         ORDER BY started_at, id`,
     )
       .pluck()
       .all(path, under) as string[];
@@ -478,9 +483,13 @@ export class SessionStore {
     return new Map(rows.map((row) => [row.file, row.n]));
   }
 
-  /** Every session id, oldest first. */
-  allIds(): string[] {
-    return this.sql('SELECT id FROM sessions ORDER BY started_at, id').pluck().all() as string[];
+  /**
+   * Every session id, oldest first. Abandoned rewind branches (kind `branch`) only with `branches`: they share
+   * their prefix with their session, so taking them by default would count it twice.
+   */
+  allIds(options: { branches?: boolean } = {}): string[] {
+    const where = options.branches ? '' : "WHERE kind != 'branch'";
+    return this.sql(`SELECT id FROM sessions ${where} ORDER BY started_at, id`).pluck().all() as string[];
   }
 }
 

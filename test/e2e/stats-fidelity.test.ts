@@ -80,7 +80,9 @@ describe('stats --fidelity', () => {
     expect(damaged?.turns[2]?.missing).toHaveLength(1);
     // Every message rebuilt from a record hashes to its tail hash.
     for (const s of report.sessions) expect(s.tail.matching).toBe(s.tail.messages);
-    expect(report.sessions.filter((s) => s.counts.exact > 0).map((s) => s.tail.messages)).not.toContain(0);
+    expect(
+      report.sessions.filter((s) => (s.counts.exact ?? 0) > 0).map((s) => s.tail.messages),
+    ).not.toContain(0);
   });
 
   it('prints a table, names the partial turn, and takes sessions by prefix', async () => {

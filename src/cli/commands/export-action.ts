@@ -80,6 +80,7 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
       unit,
       trainOn,
       includeInjected: options.includeInjected === true,
+      branches: options.branches === true,
       ...(shown ? { shown } : {}),
       minTurns: options.minTurns,
       ...(options.split !== undefined ? { split: options.split } : {}),

@@ -18,6 +18,7 @@ export interface ExportOptions {
   seed: number;
   redact: boolean;
   includeInjected?: boolean;
+  branches?: boolean;
   elideRepeats?: boolean;
   elideTool: string[];
   maxResultBytes?: number;
@@ -83,6 +84,10 @@ export function registerExport(program: Command): void {
     .option('--no-redact', 'write the text as recorded')
     .option('--include-injected', 'keep text the harness wrote into user turns (reminders, IDE context)')
     .option(
+      '--branches',
+      'also export abandoned rewind branches (sessions of kind branch); off by default, as each repeats the prefix it shares with its session',
+    )
+    .option(
       '--elide-repeats',
       'show repeated identical read-only results as a marker, as replay --elide-repeats',
     )
@@ -139,6 +144,7 @@ Examples:
   $ replay-history export --format sharegpt --unit user-turn --elide-repeats --min-turns 3 --out data/agent.json
   $ replay-history export --unit model-turn --train-on last --max-result-bytes 4096 --out turns.jsonl --json
   $ replay-history export --format axolotl --train-on all-assistant --include-injected --out all.jsonl
+  $ replay-history export --format openai --branches --out with-branches.jsonl
   $ replay-history export --no-redact --elide-repeats --elide-tool mcp__db__query --out raw.jsonl`,
     )
     .action(async (options: ExportOptions) => {

@@ -140,7 +140,9 @@ export async function replay(
       if (!existsSync(dir) || !statSync(dir).isDirectory())
         throw new UserError(`--watch ${dir}: no such directory`, 'name a directory that exists');
     }
-    sessionIds = resolveTargets(db, targets, options.all === true);
+    sessionIds = resolveTargets(db, targets, options.all === true, undefined, {
+      branches: options.branches === true,
+    });
     outFile = resolve(options.out);
     const holds = existsSync(outFile) && statSync(outFile).size > 0;
     if (holds && options.force) truncateSync(outFile, 0);

@@ -10,6 +10,7 @@ export interface ReplayOptions {
   db: string;
   json?: boolean;
   all?: boolean;
+  branches?: boolean;
   model: string;
   baseUrl?: string;
   mode: 'forced' | 'free';
@@ -52,6 +53,10 @@ export function registerReplay(program: Command): void {
     .description('ask a model again for recorded turns; every tool result comes from the recording')
     .argument('[targets...]', 'session ids or prefixes, or log files/directories (ingested first)')
     .option('--all', 'replay every stored session')
+    .option(
+      '--branches',
+      'with --all or a log path: take abandoned rewind branches too (sessions of kind branch; off by default)',
+    )
     .option('--model <provider:model>', 'recorded, openai:MODEL, ollama:MODEL or anthropic:MODEL', 'recorded')
     .option(
       '--base-url <url>',
@@ -198,6 +203,7 @@ Examples:
   $ replay-history replay sample-sessions --force
   $ replay-history replay 6f1c2a34 --model ollama:qwen2.5-coder:7b --out qwen.jsonl
   $ replay-history replay --all --model openai:gpt-4o-mini --concurrency 8 --json
+  $ replay-history replay ~/.claude/projects --branches --out with-branches.jsonl
   $ replay-history replay 6f1c2a34 --mode free --on-miss stop --model anthropic:claude-sonnet-4-6
   $ replay-history replay --resume run_20261130T101500_3f9a2c
   $ replay-history replay 6f1c2a34 --model openai:qwen --base-url http://127.0.0.1:8000/v1 --stream --max-tokens 2048

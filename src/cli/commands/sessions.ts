@@ -19,6 +19,9 @@ export function registerSessions(program: Command): void {
 Columns: id (a prefix is enough wherever an id is asked for), agent, kind, started, turns (model calls),
 tool calls, title. A sub-agent (or compaction) session is listed right after its parent, its id indented
 two spaces per level; one whose parent is not stored is listed on its own, as "subagent of <parent id>".
+An abandoned rewind branch (kind branch: a trajectory the model produced before the user rewound) is listed
+under the session it branched from; its turns and tool calls are its own, after the prefix it shares with it.
+replay and export take branches only when asked (--branches) or named.
 --json lists every session flat, oldest first; parentId links a sub-agent to its parent.
 
 Examples:

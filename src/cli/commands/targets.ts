@@ -13,9 +13,11 @@ export function resolveTargets(
   targets: string[],
   all: boolean,
   what = 'nothing to replay',
+  /** Abandoned rewind branches are taken only when asked (a named one always is). */
+  options: { branches?: boolean } = {},
 ): string[] {
   const sessions = new SessionStore(db);
-  if (all) return sessions.allIds();
+  if (all) return sessions.allIds(options);
   if (targets.length === 0) {
     throw new UserError(
       what,
@@ -31,7 +33,10 @@ export function resolveTargets(
       }
       // Logs are stored under the path they were read by; a symlinked path also stands for its target.
       const found = [
-        ...new Set([...sessions.fromPath(resolve(target)), ...sessions.fromPath(realpathSync(target))]),
+        ...new Set([
+          ...sessions.fromPath(resolve(target), options),
+          ...sessions.fromPath(realpathSync(target), options),
+        ]),
       ];
       if (found.length === 0)
         throw new UserError(`${target}: no sessions found there`, 'check the path holds agent logs');

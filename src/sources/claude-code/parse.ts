@@ -154,8 +154,11 @@ export class ClaudeTranscript {
       notes.push(`${count} line(s) of unknown type '${type}' kept out of the conversation`);
     }
     for (const stream of this.streams.values()) {
-      const session = this.buildStream(stream);
-      if (session) sessions.push(session);
+      const built = this.buildStream(stream);
+      if (!built) continue;
+      sessions.push(built.session);
+      // After the session: the store finds the prefix a branch shares with it only once the session is saved.
+      sessions.push(...this.buildBranches(stream, built.session, built.ordered));
     }
     for (const [sourceId, mirror] of this.mirrors) {
       // Rebuilding a mirror that its own file will replace is wasted work (and would be counted twice).
@@ -241,7 +244,7 @@ export class ClaudeTranscript {
     }
   }
 
-  private buildStream(stream: Stream): ParsedSession | undefined {
+  private buildStream(stream: Stream): { session: ParsedSession; ordered: Entry[] } | undefined {
     const joins: Join[] = [];
     const ordered = reanchorPreserved(orderChain(stream, joins));
     for (const { boundary, parent, at } of joins)
@@ -252,12 +255,7 @@ export class ClaudeTranscript {
           ? `compact_boundary: its logical parent ${parent ?? '(none)'} is not in the file; the history before it is taken to end at line ${at}, the last conversation line before the boundary`
           : `compact_boundary: its logical parent ${parent ?? '(none)'} is not in the file, and no conversation line comes before it`,
       });
-    const preserved = new Map<string, string[]>();
-    for (const entry of ordered) {
-      const uuids = preservedUuids(entry.env);
-      if (uuids.length > 0 && entry.env.uuid) preserved.set(entry.env.uuid, uuids);
-    }
-    const messages = convert(ordered, this.file, preserved);
+    const messages = convert(ordered, this.file, preservedMap(ordered));
     if (messages.length === 0) return undefined;
     const base: Pick<Session, 'sourceId' | 'kind' | 'parentId' | 'parentToolCallId' | 'title'> = {
       sourceId: stream.sourceId,
@@ -279,7 +277,35 @@ export class ClaudeTranscript {
     if (title) base.title = title;
     const session = finishSession(base, ordered, messages, 'file');
     if (stream.requests.length > 0) session.requests = this.requestLog(stream, ordered);
-    return session;
+    return { session, ordered };
+  }
+
+  /**
+   * Each abandoned branch of the stream as a session of its own (kind `branch`, parent = the session): its whole
+   * chain, so the store keeps the prefix it shares with the session once (`continues`).
+   */
+  private buildBranches(stream: Stream, main: ParsedSession, kept: Entry[]): ParsedSession[] {
+    if (stream.kind !== 'main' || stream.byUuid.size === 0) return [];
+    const sessions: ParsedSession[] = [];
+    const keptUuids = new Set(kept.map((entry) => entry.env.uuid));
+    for (const ordered of abandonedBranches(stream, kept)) {
+      const messages = convert(ordered, this.file, preservedMap(ordered));
+      const leaf = ordered.filter((entry) => entry.env.uuid !== undefined).at(-1);
+      const first = messages.find(
+        (m) => m.role === 'user' && !m.injected && m.nativeId !== undefined && !keptUuids.has(m.nativeId),
+      );
+      const text = first?.parts.find((p) => p.type === 'text');
+      const base: Pick<Session, 'sourceId' | 'kind' | 'parentId' | 'title'> = {
+        sourceId: `${stream.sourceId}/branch-${leaf?.env.uuid ?? sessions.length}`,
+        kind: 'branch',
+        parentId: main.id,
+        title: `branch: ${text && text.type === 'text' ? text.text.trim().split('\n')[0]?.slice(0, 72) : (main.title ?? '')}`,
+      };
+      const session = finishSession(base, ordered, messages, 'file');
+      if (stream.requests.length > 0) session.requests = this.requestLog(stream, ordered);
+      sessions.push(session);
+    }
+    return sessions;
   }
 
   private requestLog(stream: Stream, ordered: Entry[]): NonNullable<ParsedSession['requests']> {
@@ -329,9 +355,7 @@ interface Join {
   at?: number;
 }
 
-function orderChain(stream: Stream, joins: Join[] = []): Entry[] {
-  const { byUuid } = stream;
-  if (byUuid.size === 0) return stream.loose;
+function childrenOf(byUuid: Map<string, Entry>): Map<string, Entry[]> {
   const children = new Map<string, Entry[]>();
   for (const entry of byUuid.values()) {
     const parent = entry.env.parentUuid;
@@ -340,12 +364,57 @@ function orderChain(stream: Stream, joins: Join[] = []): Entry[] {
     if (list) list.push(entry);
     else children.set(parent, [entry]);
   }
+  return children;
+}
 
-  let leaf: Entry | undefined;
-  for (const entry of byUuid.values()) {
-    if (children.has(entry.env.uuid as string)) continue;
-    if (!leaf || later(entry, leaf)) leaf = entry;
+/** The entries no other entry continues, latest last. */
+function leavesOf(stream: Stream): Entry[] {
+  const children = childrenOf(stream.byUuid);
+  return [...stream.byUuid.values()]
+    .filter((entry) => !children.has(entry.env.uuid as string))
+    .sort((a, b) => (later(a, b) ? 1 : later(b, a) ? -1 : 0));
+}
+
+/**
+ * The abandoned branches of a rewind: leaves whose chain holds a model response that the kept conversation (and
+ * every branch found before) does not. Leaves that only add lines of no turn (hook progress, a prompt edited and
+ * never answered) are no branch.
+ */
+function abandonedBranches(stream: Stream, kept: Entry[]): Entry[][] {
+  const seen = new Set<string>();
+  for (const entry of kept)
+    if (entry.env.type === 'assistant') seen.add(entry.env.message?.id ?? (entry.env.uuid as string));
+  const keptUuids = new Set(kept.map((entry) => entry.env.uuid));
+  const branches: Entry[][] = [];
+  const leaves = leavesOf(stream).filter((leaf) => !keptUuids.has(leaf.env.uuid));
+  for (const leaf of leaves) {
+    const ordered = reanchorPreserved(orderChain(stream, [], leaf));
+    const fresh = ordered.filter(
+      (entry) =>
+        entry.env.type === 'assistant' &&
+        !keptUuids.has(entry.env.uuid) &&
+        !seen.has(entry.env.message?.id ?? (entry.env.uuid as string)) &&
+        entry.env.message?.model !== '<synthetic>' &&
+        entry.env.isApiErrorMessage !== true,
+    );
+    if (fresh.length === 0) continue;
+    for (const entry of fresh) seen.add(entry.env.message?.id ?? (entry.env.uuid as string));
+    branches.push(ordered);
   }
+  return branches;
+}
+
+function orderChain(stream: Stream, joins: Join[] = [], chosen?: Entry): Entry[] {
+  const { byUuid } = stream;
+  if (byUuid.size === 0) return stream.loose;
+  const children = childrenOf(byUuid);
+
+  let leaf = chosen;
+  if (!leaf)
+    for (const entry of byUuid.values()) {
+      if (children.has(entry.env.uuid as string)) continue;
+      if (!leaf || later(entry, leaf)) leaf = entry;
+    }
 
   const path: Entry[] = [];
   const onPath = new Set<string>();
@@ -404,6 +473,16 @@ function later(a: Entry, b: Entry): boolean {
   const ta = a.env.timestamp ?? '';
   const tb = b.env.timestamp ?? '';
   return ta === tb ? a.order > b.order : ta > tb;
+}
+
+/** Each compaction boundary's preserved messages, by the boundary's uuid. */
+function preservedMap(ordered: Entry[]): Map<string, string[]> {
+  const preserved = new Map<string, string[]>();
+  for (const entry of ordered) {
+    const uuids = preservedUuids(entry.env);
+    if (uuids.length > 0 && entry.env.uuid) preserved.set(entry.env.uuid, uuids);
+  }
+  return preserved;
 }
 
 /** The messages a compaction kept verbatim after its summary (`compactMetadata.preservedMessages`). */

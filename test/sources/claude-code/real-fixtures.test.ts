@@ -215,6 +215,54 @@ interface Derived {
   /** Mirrors: the parent's tool call that started the sub-agent (`parentToolUseID` of the progress lines). */
   spawnedBy?: string;
   counts: Counts;
+  /** Branches: what the store keeps of its own (the lines under the abandoned prompt; the prefix is shared). */
+  own?: Counts;
+}
+
+/**
+ * The abandoned branches of a stream that hold a model response: the earlier prompts at a fork (rule 2 of
+ * liveLines), each with everything under it. A branch session is the chain down to the prompt plus that
+ * subtree; it is named after the last line of the subtree (in file order) that nothing continues.
+ */
+function branches(lines: RawLine[], sourceId: string): Derived[] {
+  const byUuid = new Map<string, RawRecord>();
+  for (const { rec } of lines)
+    if (typeof rec.uuid === 'string' && !byUuid.has(rec.uuid)) byUuid.set(rec.uuid, rec);
+  const children = new Map<string, RawRecord[]>();
+  for (const rec of byUuid.values())
+    if (typeof rec.parentUuid === 'string')
+      children.set(rec.parentUuid, [...(children.get(rec.parentUuid) ?? []), rec]);
+  const isPrompt = (rec: RawRecord): boolean =>
+    rec.type === 'user' && !blocksOf(rec).some((block) => block.type === 'tool_result');
+  const out: Derived[] = [];
+  for (const siblings of children.values()) {
+    const prompts = siblings
+      .filter(isPrompt)
+      .sort((a, b) => (a.timestamp ?? '').localeCompare(b.timestamp ?? ''));
+    for (const prompt of prompts.slice(0, -1)) {
+      const under: RawRecord[] = [];
+      const walk = (rec: RawRecord): void => {
+        under.push(rec);
+        for (const child of children.get(rec.uuid as string) ?? []) walk(child);
+      };
+      walk(prompt);
+      if (!under.some((rec) => rec.type === 'assistant')) continue;
+      const above: RawRecord[] = [];
+      for (let at = byUuid.get(prompt.parentUuid as string); at; at = byUuid.get(at.parentUuid as string))
+        above.unshift(at);
+      const inFile = lines.map(({ rec }) => rec).filter((rec) => under.includes(rec));
+      const leaf = inFile.filter((rec) => !children.has(rec.uuid as string)).at(-1) as RawRecord;
+      out.push({
+        sourceId: `${sourceId}/branch-${leaf.uuid}`,
+        kind: 'branch',
+        origin: 'file',
+        parentSourceId: sourceId,
+        counts: tally([...above, ...under]),
+        own: tally(under),
+      });
+    }
+  }
+  return out;
 }
 
 function derive(file: string): Derived[] {
@@ -253,6 +301,7 @@ function derive(file: string): Derived[] {
       ...(stream.agentId ? { parentSourceId: stream.main } : {}),
       counts,
     });
+    if (kind === 'main') sessions.push(...branches(stream.lines, sourceId));
   }
 
   // Sub-agents known only from `agent_progress` mirrors: each mirrored line is a copy of one sub-agent line, with
@@ -367,7 +416,11 @@ const pinned: Record<string, Record<string, Counts>> = {
     [`${s258}/agent-acompact-fffbd0`]: c(2, 1, 0, 0),
   },
   // 5 assistant lines, but "First answer" (line 4) is on the abandoned branch: 4 turns, 9 messages (not 11).
-  'claude-code-log-synthetic/dag_compact_after_rewind_preserved.jsonl': { s2: c(9, 4, 0, 0) },
+  // The abandoned branch (lines 1–4: "First attempt", "First answer") is a session of its own.
+  'claude-code-log-synthetic/dag_compact_after_rewind_preserved.jsonl': {
+    s2: c(9, 4, 0, 0),
+    's2/branch-b1a': c(4, 2, 0, 0),
+  },
   // Two parallel Agent calls; only showcol1 has a file (showcol2 has neither file nor mirror: no session).
   'claude-code-log-synthetic/minimal_showcase/55550000-0000-4000-8000-000000000001.jsonl': {
     [sShowcase]: c(11, 5, 5, 5),
@@ -657,7 +710,8 @@ describe('claude-code adapter on the real fixtures (test/fixtures/real/claude-co
       // agent-a881341 has its own file, so its mirror in the parent is never built: nothing is stored twice.
       expect(first.sessions).toEqual({ new: want.size, updated: 0, unchanged: 0 });
       expect(rows).toHaveLength(want.size);
-      expect(want.size).toBe(10);
+      // 10 sessions, and the abandoned branch of dag_compact_after_rewind_preserved.jsonl.
+      expect(want.size).toBe(11);
       expect(new Set(rows.map((r) => r.source_id))).toEqual(new Set(want.keys()));
       for (const row of rows) {
         const d = want.get(row.source_id) as Derived;
@@ -674,10 +728,10 @@ describe('claude-code adapter on the real fixtures (test/fixtures/real/claude-co
         ).toEqual({
           kind: d.kind,
           origin: d.origin,
-          messages: d.counts.messages,
-          turns: d.counts.turns,
-          toolCalls: d.counts.toolCalls,
-          unanswered: d.counts.unanswered,
+          messages: (d.own ?? d.counts).messages,
+          turns: (d.own ?? d.counts).turns,
+          toolCalls: (d.own ?? d.counts).toolCalls,
+          unanswered: (d.own ?? d.counts).unanswered,
         });
         const loaded = new SessionStore(store.db).load(row.id);
         expect(countsOf(loaded?.session as Session), row.source_id).toEqual(d.counts);
