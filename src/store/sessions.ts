@@ -216,11 +216,17 @@ export class SessionStore {
     };
   }
 
-  /** Replaces the session's request rows (few per turn; a log that grew rewrites them whole). */
+  /**
+   * Replaces the session's request records. Shapes and messages are content-addressed (by their hash), so those
+   * already stored are kept and only new ones are written: a live log that grew adds its new messages only.
+   */
   private saveRequests(id: string, log: RequestLog | undefined): void {
-    for (const table of ['requests', 'request_shapes', 'request_messages'])
-      this.sql(`DELETE FROM ${table} WHERE session_id = ?`).run(id);
-    if (!log) return;
+    this.sql('DELETE FROM requests WHERE session_id = ?').run(id);
+    if (!log) {
+      this.sql('DELETE FROM request_shapes WHERE session_id = ?').run(id);
+      this.sql('DELETE FROM request_messages WHERE session_id = ?').run(id);
+      return;
+    }
     const record = this.sql(
       `INSERT INTO requests (session_id, seq, record_id, response_id, shape_hash, params, base, keep, tail,
          cache_control, digest, line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -241,16 +247,20 @@ export class SessionStore {
         r.line ?? null,
       );
     });
+    const stored = (table: string) =>
+      new Set(this.sql(`SELECT hash FROM ${table} WHERE session_id = ?`).pluck().all(id) as string[]);
+    const shapes = stored('request_shapes');
     const shape = this.sql(
       'INSERT INTO request_shapes (session_id, hash, system, tools) VALUES (?, ?, ?, ?)',
     );
     for (const [hash, s] of Object.entries(log.shapes))
-      shape.run(id, hash, JSON.stringify(s.system), JSON.stringify(s.tools));
+      if (!shapes.has(hash)) shape.run(id, hash, JSON.stringify(s.system), JSON.stringify(s.tools));
+    const messages = stored('request_messages');
     const message = this.sql(
       'INSERT INTO request_messages (session_id, hash, message, origin) VALUES (?, ?, ?, ?)',
     );
     for (const [hash, m] of Object.entries(log.messages))
-      message.run(id, hash, JSON.stringify(m.message), m.origin);
+      if (!messages.has(hash)) message.run(id, hash, JSON.stringify(m.message), m.origin);
   }
 
   /** The session's recorded request log, as saved; undefined when it has none. */

@@ -387,18 +387,29 @@ function abandonedBranches(stream: Stream, kept: Entry[]): Entry[][] {
   const keptUuids = new Set(kept.map((entry) => entry.env.uuid));
   const branches: Entry[][] = [];
   const leaves = leavesOf(stream).filter((leaf) => !keptUuids.has(leaf.env.uuid));
+  const fresh = (entry: Entry): boolean =>
+    entry.env.type === 'assistant' &&
+    !keptUuids.has(entry.env.uuid) &&
+    !seen.has(entry.env.message?.id ?? (entry.env.uuid as string)) &&
+    entry.env.message?.model !== '<synthetic>' &&
+    entry.env.isApiErrorMessage !== true;
   for (const leaf of leaves) {
+    // Most leaves are a hook's progress line beside the kept chain: walking up to the kept chain finds no
+    // response of its own, and the leaf is passed over without building its chain.
+    let unseen = false;
+    for (let at: Entry | undefined = leaf; at && !keptUuids.has(at.env.uuid); ) {
+      if (fresh(at)) {
+        unseen = true;
+        break;
+      }
+      const parent: string | null | undefined = at.env.parentUuid;
+      at = typeof parent === 'string' ? stream.byUuid.get(parent) : undefined;
+    }
+    if (!unseen) continue;
     const ordered = reanchorPreserved(orderChain(stream, [], leaf));
-    const fresh = ordered.filter(
-      (entry) =>
-        entry.env.type === 'assistant' &&
-        !keptUuids.has(entry.env.uuid) &&
-        !seen.has(entry.env.message?.id ?? (entry.env.uuid as string)) &&
-        entry.env.message?.model !== '<synthetic>' &&
-        entry.env.isApiErrorMessage !== true,
-    );
-    if (fresh.length === 0) continue;
-    for (const entry of fresh) seen.add(entry.env.message?.id ?? (entry.env.uuid as string));
+    const own = ordered.filter(fresh);
+    if (own.length === 0) continue;
+    for (const entry of own) seen.add(entry.env.message?.id ?? (entry.env.uuid as string));
     branches.push(ordered);
   }
   return branches;
