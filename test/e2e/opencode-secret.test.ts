@@ -16,7 +16,7 @@ import { isReadOnly } from '../../src/replay/catalogue/index.js';
 import { assistantMessage } from '../../src/replay/chat.js';
 import { openDb } from '../../src/store/db.js';
 import { SessionStore } from '../../src/store/sessions.js';
-import { hostOf, type RawResponse, rawRequest } from '../drivers/opencode/raw-request.js';
+import { type RawResponse, rawRequest } from '../drivers/opencode/raw-request.js';
 import { bin, root, run, tempDir } from '../helpers/cli.js';
 import {
   type ChatRequest,
@@ -311,10 +311,9 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
       expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
       // Every server is up before the config is written: what the process listens on now is all of it.
       const found = listening(pid);
-      // The proxy is the one TCP port (opencode reaches its provider only by URL); the answer server is a
-      // socket in the private tree.
-      expect(found.ports).toHaveLength(1);
-      expect(found.sockets).toEqual([join(tree.root, 'answers.sock')]);
+      // No TCP port at all: the proxy and the answer server are sockets in the private tree.
+      expect(found.ports).toEqual([]);
+      expect(found.sockets).toEqual([join(tree.root, 'answers.sock'), join(tree.root, 'proxy.sock')]);
       const refusals = [];
       for (const to of [...found.ports, ...found.sockets]) refusals.push(...(await intrude(to, secret)));
       // Until now opencode has had no answer, so it made no tool call before the stranger's.
@@ -374,8 +373,9 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
     }
   }, 240_000);
 
-  it('--model recorded: a stranger on the recorded model socket takes no recorded turn', async () => {
-    const tmp = join(dir.path, 'tmp-recorded');
+  it('--model recorded, socket paths too long for sun_path: every server on a TCP port, each refuses strangers', async () => {
+    // The private tree's sockets would be over 107 bytes: each server falls back to 127.0.0.1, gated the same.
+    const tmp = join(dir.path, `tmp-recorded-${'x'.repeat(70)}`);
     const ws = join(dir.path, 'ws-recorded');
     const out = join(dir.path, 'recorded.jsonl');
     for (const path of [tmp, ws]) mkdirSync(path, { recursive: true });
@@ -394,12 +394,12 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
       () => privateTree(tmp, pid),
       () => !exited,
     );
+    expect(join(tree.root, 'answers.sock').length).toBeGreaterThan(107);
     const found = listening(pid);
-    expect(found.ports).toHaveLength(1);
-    expect(found.sockets).toEqual([join(tree.root, 'answers.sock'), join(tree.root, 'model.sock')]);
-    for (const to of [...found.ports, ...found.sockets]) await intrude(to, tree.secret);
-    // The proxy's own way to the recorded model is the socket's Host: a stranger's foreign one was refused above.
-    expect(hostOf(join(tree.root, 'model.sock'))).toBe('localhost');
+    // The recorded model, the proxy, the answer server.
+    expect(found.ports).toHaveLength(3);
+    expect(found.sockets).toEqual([]);
+    for (const to of found.ports) await intrude(to, tree.secret);
 
     const result = await child;
     expect(result.exitCode, String(result.stderr)).toBe(0);

@@ -416,9 +416,11 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
       modelId = run.upstream.model;
       apiKey = run.upstream.apiKey;
     }
-    // TCP: opencode reaches its provider only by the URL in its config (see README, "Failing closed").
+    // On a socket too: the plugin hands opencode's provider a fetch that connects there (plugin.ts).
+    const proxySocket = socketIn('proxy.sock');
     proxy = await startRecordingProxy({
       secret,
+      ...(proxySocket ? { socket: proxySocket } : {}),
       upstream,
       ...(recorded?.socket ? { upstreamSocket: recorded.socket } : {}),
       ...(apiKey ? { apiKey } : {}),
@@ -445,6 +447,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
       baseURL: proxy.url,
       model: modelId,
       apiKey: secret,
+      ...(proxy.socket ? { modelSocket: proxy.socket } : {}),
       answers: {
         url: answers.url,
         ...(answers.socket ? { socket: answers.socket } : {}),

@@ -21,10 +21,12 @@ import { alive } from '../../verify/check.js';
 import {
   answersSocketEnv,
   answersUrlEnv,
+  modelSocketEnv,
   type PluginOptions,
   parentPidEnv,
   pluginFileName,
   pluginSource,
+  providerId,
 } from './plugin.js';
 
 /** The opencode version the plugin and the dependency stubs are written for. */
@@ -60,6 +62,11 @@ export interface EnvironmentOptions {
   limit?: { context: number; output: number };
   /** The key opencode sends to `baseURL`: the run's secret, which our proxy requires. Default a placeholder. */
   apiKey?: string;
+  /**
+   * The recording proxy's Unix socket: the plugin gives opencode's provider a fetch that connects there (see
+   * `modelSocketEnv`; `baseURL` is then the proxy's `http://localhost:0/v1`). Needs the plugin.
+   */
+  modelSocket?: string;
   /** Where the plugin asks (URL and socket in its env) and the secret it sends (in the plugin file). */
   answers?: { url: string; socket?: string; secret: string };
   /** The replay process: the plugin stops opencode when it is gone. */
@@ -239,7 +246,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
     const config = {
       $schema: 'https://opencode.ai/config.json',
       provider: {
-        replay: {
+        [providerId]: {
           npm: '@ai-sdk/openai-compatible',
           name: 'Replay',
           options: { baseURL: options.baseURL, apiKey: options.apiKey ?? 'sk-replay' },
@@ -279,6 +286,18 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
       });
     }
 
+    if (options.modelSocket) {
+      if (options.plugin === false) throw new Error('a model socket needs the plugin (it holds the fetch)');
+      // opencode asks a plugin's auth loader (our socket fetch) only for a provider it has a key stored for.
+      const dataDir = join(xdg.XDG_DATA_HOME, 'opencode');
+      mkdirSync(dataDir, { recursive: true });
+      writeFileSync(
+        join(dataDir, 'auth.json'),
+        `${JSON.stringify({ [providerId]: { type: 'api', key: options.apiKey ?? 'sk-replay' } }, null, 2)}\n`,
+        { mode: 0o600 },
+      );
+    }
+
     const dbPath = join(root, 'opencode.db');
     const gitCommon = git ? gitView(git.common, root) : undefined;
     const path = [...(options.pathPrefix ?? []), process.env.PATH ?? '/usr/bin:/bin'].join(':');
@@ -293,6 +312,7 @@ export function prepareEnvironment(options: EnvironmentOptions): Environment {
       ...(gitCommon ? { GIT_COMMON_DIR: gitCommon } : {}),
       ...(options.answers ? { [answersUrlEnv]: options.answers.url } : {}),
       ...(options.answers?.socket ? { [answersSocketEnv]: options.answers.socket } : {}),
+      ...(options.modelSocket ? { [modelSocketEnv]: options.modelSocket } : {}),
       ...(options.parentPid ? { [parentPidEnv]: String(options.parentPid) } : {}),
     };
     return {

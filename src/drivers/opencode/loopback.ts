@@ -4,7 +4,7 @@
 // 127.0.0.1) must not be able to spend the user's model key, read recorded tool output or take a recorded
 // result meant for the agent, so a server is only started here, with its gate, in this order:
 //
-// 1. `Host` must name the address we listen on (127.0.0.1:PORT, or the fixed name we use over a Unix socket):
+// 1. `Host` must name the address we listen on (127.0.0.1:PORT, or `socketHost` over a Unix socket):
 //    otherwise 421 Misdirected Request. A DNS-rebinding page reaches 127.0.0.1 under its own host name and
 //    cannot present ours; 421 says "not this server" (RFC 9110 §15.5.20), which is the case, where 403 would
 //    say the client lacks a permission it could have.
@@ -39,8 +39,15 @@ export function redact(text: string, ...secrets: (string | undefined)[]): string
   return out;
 }
 
-/** The host name clients put in the URL (and so in `Host`) when they talk over a Unix socket. */
-export const socketHost = 'localhost';
+/**
+ * The host clients put in the URL when they talk over a Unix socket; it only becomes their `Host` header. Port 0,
+ * which nothing can listen on: a client that ignored the socket would fail to connect rather than reach
+ * whatever listens on localhost:80.
+ */
+export const socketHost = 'localhost:0';
+
+/** What `Host` may say over a socket: Bun's fetch sends `localhost:0`, Node's http.request drops the port 0. */
+const socketHosts = [socketHost, 'localhost'];
 
 /**
  * Linux's `sun_path` holds 108 bytes with the terminating NUL. A longer path cannot be bound: the server
@@ -80,7 +87,7 @@ export interface LoopbackOptions {
 }
 
 export interface Loopback {
-  /** What clients put before a route's path: `http://127.0.0.1:PORT`, or `http://localhost` over the socket. */
+  /** What clients put before a route's path: `http://127.0.0.1:PORT`, or `http://localhost:0` over the socket. */
   origin: string;
   /** The TCP port, when not on a socket. */
   port?: number;
@@ -94,9 +101,9 @@ export interface Loopback {
 /** Why a request was refused, or undefined when it may pass. */
 function refusal(
   req: IncomingMessage,
-  options: { host: string; secret: string; routes: readonly Route[]; credential?: Credential },
+  options: { hosts: readonly string[]; secret: string; routes: readonly Route[]; credential?: Credential },
 ): { status: 421 | 401 | 404 | 405; message: string; allow?: string } | undefined {
-  if ((req.headers.host ?? '').toLowerCase() !== options.host)
+  if (!options.hosts.includes((req.headers.host ?? '').toLowerCase()))
     return { status: 421, message: 'replay-history: this server answers only requests addressed to it' };
   if (!presents(req, options.secret, options.credential ?? bearer))
     return { status: 401, message: 'replay-history: this server answers only the agent of its own run' };
@@ -126,10 +133,10 @@ function presents(req: IncomingMessage, secret: string, credential: Credential):
 export async function serveLoopback(handler: RequestListener, options: LoopbackOptions): Promise<Loopback> {
   if (options.secret.length < 16) throw new Error('a loopback server needs a secret (see newSecret)');
   const refused = { host: 0, secret: 0, route: 0 };
-  let host = socketHost;
+  let hosts = socketHosts;
   const credential = options.credential ?? bearer;
   const server = createServer((req, res) => {
-    const refuse = refusal(req, { host, secret: options.secret, routes: options.routes, credential });
+    const refuse = refusal(req, { hosts, secret: options.secret, routes: options.routes, credential });
     if (refuse) {
       refused[refuse.status === 421 ? 'host' : refuse.status === 401 ? 'secret' : 'route']++;
       // The body is never read; the connection is not kept for another try.
@@ -162,8 +169,8 @@ export async function serveLoopback(handler: RequestListener, options: LoopbackO
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  host = `127.0.0.1:${port}`;
-  return { origin: `http://${host}`, port, refused, close: () => close(server) };
+  hosts = [`127.0.0.1:${port}`];
+  return { origin: `http://127.0.0.1:${port}`, port, refused, close: () => close(server) };
 }
 
 /** Stops `server`, cutting keep-alive and in-flight connections rather than waiting on them. */

@@ -48,6 +48,18 @@ export const answersUrlEnv = 'REPLAY_HISTORY_ANSWERS_URL';
  */
 export const answersSocketEnv = 'REPLAY_HISTORY_ANSWERS_SOCKET';
 
+/** The provider id of our model in opencode's config (`replay/<model>`). */
+export const providerId = 'replay';
+
+/**
+ * The env var holding the recording proxy's Unix socket, when it listens on one. opencode reaches a provider
+ * only by URL, but it asks a plugin's `auth.loader` for the provider's options when a key for that provider is
+ * stored (auth.json in the private data dir, written by environment.ts), and takes a `fetch` from it: ours
+ * connects to the socket. The provider's baseURL then names port 0, which nothing can listen on, so a model
+ * call that bypassed the plugin would fail to connect rather than go anywhere else.
+ */
+export const modelSocketEnv = 'REPLAY_HISTORY_MODEL_SOCKET';
+
 /**
  * The env var holding the replay process's PID. When that process is gone (killed), the plugin stops opencode:
  * the answers could not come anyway, and an agent left running on its own is not what anyone asked for.
@@ -85,6 +97,8 @@ export function pluginSource(options: PluginOptions = {}): string {
     passthrough: [...passthroughTools],
     urlEnv: answersUrlEnv,
     socketEnv: answersSocketEnv,
+    provider: providerId,
+    modelSocketEnv,
     secret: options.secret ?? '',
     parentEnv: parentPidEnv,
     orphanExitCode,
@@ -186,8 +200,21 @@ export const ReplayHistoryOverrides = async () => {
           });
           waiting.set(id, list);
         });
+  const modelSocket = process.env[settings.modelSocketEnv];
   return {
     tool: Object.fromEntries(settings.tools.map((id) => [id, override(id)])),
+    // The provider's fetch, when the recording proxy is on a Unix socket: every model call goes there.
+    ...(modelSocket
+      ? {
+          auth: {
+            provider: settings.provider,
+            loader: async () => ({
+              fetch: (input, init) => fetch(input, { ...init, unix: modelSocket }),
+            }),
+            methods: [{ type: 'api', label: 'replay-history' }],
+          },
+        }
+      : {}),
     // Fires for each tool offered to the model, the built-in first and then our override of the same name.
     'tool.definition': async ({ toolID }, output) => {
       const ours = typeof output.description === 'string' && output.description === settings.marker + toolID;

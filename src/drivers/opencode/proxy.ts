@@ -67,6 +67,8 @@ export interface Exchange {
 export interface RecordingProxyOptions {
   /** The run's secret: opencode's API key for the proxy. A request without it is refused (401), never forwarded. */
   secret: string;
+  /** Listen on this Unix socket (opencode reaches it through the plugin's fetch) instead of a TCP port. */
+  socket?: string;
   /** The real model's base URL, including `/v1` (e.g. `https://api.openai.com/v1`). */
   upstream: string;
   /** Reach `upstream` over this Unix socket (the recorded model in the private tree) rather than its host. */
@@ -85,9 +87,12 @@ export interface RecordingProxyOptions {
 }
 
 export interface RecordingProxy {
-  /** e.g. http://127.0.0.1:41234/v1 — opencode's provider `baseURL`. */
+  /** e.g. http://127.0.0.1:41234/v1 — opencode's provider `baseURL` (http://localhost:0/v1 over the socket). */
   url: string;
-  port: number;
+  /** The TCP port, when not on a socket. */
+  port?: number;
+  /** The Unix socket, when on one. */
+  socket?: string;
   /** Requests the gate refused (wrong host, no secret, another route): none was forwarded or reported. */
   refused: { host: number; secret: number; route: number };
   /** How many chat completions were reported, by kind (only counts are kept, never the exchanges). */
@@ -285,11 +290,16 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
         else res.destroy();
       });
     },
-    { secret: options.secret, routes: [{ method: 'POST', path: '/v1/chat/completions' }] },
+    {
+      secret: options.secret,
+      routes: [{ method: 'POST', path: '/v1/chat/completions' }],
+      ...(options.socket ? { socket: options.socket } : {}),
+    },
   );
   return {
     url: `${served.origin}/v1`,
-    port: served.port as number,
+    ...(served.port !== undefined ? { port: served.port } : {}),
+    ...(served.socket !== undefined ? { socket: served.socket } : {}),
     refused: served.refused,
     exchanges,
     handlerErrors,

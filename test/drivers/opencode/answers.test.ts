@@ -103,7 +103,7 @@ describe.each([
     });
     servers.push(server);
     const to = server.socket ?? (server.port as number);
-    if (socket) expect(server.url).toBe('http://localhost/answer');
+    if (socket) expect(server.url).toBe('http://localhost:0/answer');
     const body = JSON.stringify({ tool: 'bash', args: { command: 'ls' }, callID: 'x', sessionID: 'x' });
     const stranger: { path: string; body: string; headers?: Record<string, string> }[] = [
       { path: '/answer', body },

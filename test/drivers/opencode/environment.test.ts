@@ -84,10 +84,10 @@ describe('prepareEnvironment', () => {
       workspace,
       baseURL: 'http://127.0.0.1:1/v1',
       apiKey: secret,
-      answers: { url: 'http://localhost/answer', socket, secret },
+      answers: { url: 'http://localhost:0/answer', socket, secret },
     });
     expect(env.root).toBe(root);
-    expect(env.env[answersUrlEnv]).toBe('http://localhost/answer');
+    expect(env.env[answersUrlEnv]).toBe('http://localhost:0/answer');
     expect(env.env[answersSocketEnv]).toBe(socket);
     const configFile = join(env.configDir, 'opencode.json');
     expect(JSON.parse(readFileSync(configFile, 'utf8')).provider.replay.options.apiKey).toBe(secret);

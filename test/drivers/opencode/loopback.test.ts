@@ -190,12 +190,29 @@ describe('serveLoopback', () => {
     const { server } = await echo({ socket });
     expect(server.socket).toBe(socket);
     expect(server.port).toBeUndefined();
-    expect(server.origin).toBe('http://localhost');
+    expect(server.origin).toBe('http://localhost:0');
     expect(statSync(socket).isSocket()).toBe(true);
     expect(statSync(socket).mode & 0o777).toBe(0o600);
     const tcp = await echo();
     expect(tcp.server.origin).toBe(`http://127.0.0.1:${tcp.server.port}`);
     expect(tcp.server.socket).toBeUndefined();
+  });
+
+  it("takes over a socket the Host each client sends (Bun's localhost:0, Node's localhost), over TCP only 127.0.0.1:PORT", async () => {
+    const onSocket = await echo({ socket: join(mkdtempSync(join(scratch, 'hosts-')), 'server.sock') });
+    const tcp = await echo();
+    const ask = (to: number | string, secret: string, host: string) =>
+      rawRequest({ to, path: '/answer', headers: { host, authorization: `Bearer ${secret}` } }).then(
+        (r) => r.status,
+      );
+    expect(await ask(onSocket.to, onSocket.secret, 'localhost:0')).toBe(200);
+    expect(await ask(onSocket.to, onSocket.secret, 'localhost')).toBe(200);
+    expect(await ask(onSocket.to, onSocket.secret, '127.0.0.1')).toBe(421);
+    const port = tcp.server.port as number;
+    expect(await ask(tcp.to, tcp.secret, `127.0.0.1:${port}`)).toBe(200);
+    // Names we never hand out: a rebinding page could pick any of them.
+    for (const host of [`localhost:${port}`, 'localhost:0', 'localhost', '127.0.0.1', `[::1]:${port}`])
+      expect(await ask(tcp.to, tcp.secret, host), host).toBe(421);
   });
 
   it('reads the secret from the header a driver names (e.g. x-api-key)', async () => {

@@ -13,6 +13,7 @@ import {
   answersSocketEnv,
   answersUrlEnv,
   builtinTools,
+  modelSocketEnv,
   overrideMarker,
   pluginSource,
 } from '../../../src/drivers/opencode/plugin.js';
@@ -56,6 +57,7 @@ beforeAll(() => {
 });
 afterEach(() => {
   delete process.env[answersUrlEnv];
+  delete process.env[modelSocketEnv];
 });
 afterAll(async () => {
   for (const server of servers) await server.close();
@@ -65,6 +67,18 @@ afterAll(async () => {
 const ctx = { sessionID: 'ses_1', messageID: 'msg_1', callID: 'call_1', agent: 'build' };
 
 describe('the override plugin', () => {
+  it("gives opencode's provider a fetch to the proxy's socket only when there is one", async () => {
+    const plain = (await load()) as Hooks & { auth?: unknown };
+    expect(plain.auth).toBeUndefined();
+    process.env[modelSocketEnv] = '/run/replay/proxy.sock';
+    const hooks = (await load()) as Hooks & {
+      auth?: { provider: string; loader(): Promise<{ fetch?: unknown }>; methods: unknown[] };
+    };
+    expect(hooks.auth?.provider).toBe('replay');
+    expect(hooks.auth?.methods).toEqual([{ type: 'api', label: 'replay-history' }]);
+    expect(typeof (await hooks.auth?.loader())?.fetch).toBe('function');
+  });
+
   it('overrides every listed built-in with a plain tool object', async () => {
     const hooks = await load();
     expect(Object.keys(hooks.tool)).toEqual([...builtinTools]);
@@ -270,7 +284,7 @@ console.log(JSON.stringify({ bun: typeof Bun === 'object', out }));
         { error: 'replay-history: read {"filePath":"a"} is not in the recording; nothing was run.' },
       ],
     });
-    expect(server.url).toBe('http://localhost/answer');
+    expect(server.url).toBe('http://localhost:0/answer');
     expect(server.asked.map((entry) => entry.request.tool)).toEqual(['read', 'read']);
     expect(server.refused).toEqual({ host: 0, secret: 0, route: 0 });
   });

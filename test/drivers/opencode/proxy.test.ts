@@ -2,7 +2,7 @@
 // answers pass through byte for byte, each chat completion is put back together and tagged, upstream
 // failures reach the client as they were and never stop the proxy. Only a request with the run's secret and our
 // Host is forwarded; the secret never goes upstream, and no key shows in a recorded error.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -396,7 +396,7 @@ describe('recording proxy', () => {
   it('forwards, answers and records nothing for a request without the secret, to a foreign Host, or off its route', async () => {
     const server = await model([{ text: 'for opencode only' }]);
     const { proxy: p, seen } = await proxy(server.baseURL, { apiKey: 'sk-real' });
-    const port = p.port;
+    const port = p.port as number;
     const marker = 'INTRUDER-MARKER-7f3a';
     const body = JSON.stringify({ model: 'scripted', messages: [{ role: 'user', content: marker }], tools });
     const path = '/v1/chat/completions';
@@ -610,5 +610,48 @@ describe('recording proxy with the real opencode 1.18.33', { timeout: 150_000 },
     });
     expect(pair.tools.length).toBeGreaterThan(5);
     expect(pair.usage.prompt_tokens).toBeGreaterThan(0);
+  });
+
+  it('reaches the proxy on a Unix socket through the plugin, with the secret, and no TCP port is needed', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'opencode-proxy-socket-'));
+    cleanups.push(async () => rmSync(scratch, { recursive: true, force: true }));
+    const workspace = join(scratch, 'workspace');
+    mkdirSync(workspace);
+    const server = await model([{ text: 'Answered over the socket.' }]);
+    const tree = mkdtempSync(join(scratch, 'tree-'));
+    const socket = join(tree, 'proxy.sock');
+    const { proxy: p, seen } = await proxy(server.baseURL, { apiKey: 'sk-upstream', socket });
+    expect(p.port).toBeUndefined();
+    expect(p.url).toBe('http://localhost:0/v1');
+    const env = prepareEnvironment({
+      workspace,
+      baseURL: p.url,
+      apiKey: secret,
+      modelSocket: socket,
+      model: 'scripted',
+      parent: scratch,
+    });
+    cleanups.push(async () => env.cleanup());
+    const result = await execa(opencodeBinary(), ['run', '--format', 'json', '--title', 'Socket'], {
+      cwd: workspace,
+      env: env.env,
+      extendEnv: false,
+      input: 'Say something.',
+      reject: false,
+      timeout: 120_000,
+      forceKillAfterDelay: 2_000,
+    });
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(String(result.stdout)).toContain('Answered over the socket.');
+    await p.idle();
+    expect(seen.map((exchange) => [exchange.kind, exchange.status])).toEqual([['step', 200]]);
+    expect(p.refused).toEqual({ host: 0, secret: 0, route: 0 });
+    expect(server.chatRequests().map((request) => request.headers.authorization)).toEqual([
+      'Bearer sk-upstream',
+    ]);
+    // The key opencode needs to ask the plugin for the socket fetch, readable by this user only.
+    const auth = join(env.dataDir, 'auth.json');
+    expect(JSON.parse(readFileSync(auth, 'utf8'))).toEqual({ replay: { type: 'api', key: secret } });
+    expect(statSync(auth).mode & 0o777).toBe(0o600);
   });
 });
