@@ -32,10 +32,13 @@ export function newSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** `text` with every occurrence of each secret replaced, for anything that may be printed or stored. */
+/**
+ * `text` with every occurrence of each secret replaced, for anything that may be printed or stored. A "key" of
+ * under 8 characters (a local server's `none`) is no secret, and replacing it would garble the message.
+ */
 export function redact(text: string, ...secrets: (string | undefined)[]): string {
   let out = text;
-  for (const secret of secrets) if (secret) out = out.split(secret).join('[redacted]');
+  for (const secret of secrets) if (secret && secret.length >= 8) out = out.split(secret).join('[redacted]');
   return out;
 }
 

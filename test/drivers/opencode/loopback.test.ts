@@ -68,10 +68,12 @@ describe('newSecret', () => {
 
 describe('redact', () => {
   it('takes every occurrence of each secret out, and leaves text without one alone', () => {
-    expect(redact('key s3cret and s3cret, real sk-x', 's3cret', 'sk-x')).toBe(
+    expect(redact('key s3cret-01 and s3cret-01, real sk-x-0123', 's3cret-01', 'sk-x-0123')).toBe(
       'key [redacted] and [redacted], real [redacted]',
     );
     expect(redact('nothing here', 's3cret', undefined)).toBe('nothing here');
+    // A short "key" is no secret: 'none' stays in "no connection".
+    expect(redact('none: no connection', 'none')).toBe('none: no connection');
   });
 });
 
