@@ -10,9 +10,17 @@
 // compaction (system/compact_boundary with parentUuid null + logicalParentUuid, an isCompactSummary user line
 // and an `acompact-*` pseudo sub-agent file).
 //
-// Module: `generate({ dir, megabytes, seed })` → { files, bytes, lines, ... } (1 MB = 10^6 bytes).
-// CLI:    node bench/ingest/generate.mjs --dir /tmp/corpus --megabytes 50 [--seed 1]
+// With `requests: true` every transcript also holds the request records of Claude Code 2.1.3xx, as the real
+// 2.1.328 transcripts in test/fixtures/real/claude-code-2.1.328 do: an `api-request-shape` (a ~7 KB system prompt
+// and ~30 KB of tools) at the start of each chain (session, sub-agent, after a compaction), an `api-request-blob`
+// for the harness's system message there, and before each API response an `api-request` whose tail hashes
+// the messages appended since the previous one (the response, its results merged into one user message). They are
+// drawn from their own generator and hashes, so the rest of the corpus is byte-for-byte what it is without them.
+//
+// Module: `generate({ dir, megabytes, seed, requests })` → { files, bytes, lines, ... } (1 MB = 10^6 bytes).
+// CLI:    node bench/ingest/generate.mjs --dir /tmp/corpus --megabytes 50 [--seed 1] [--requests]
 
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -261,6 +269,159 @@ const SUB_TOOLS = [
 /** Tools whose output size is not drawn from the size distribution. */
 const UNSIZED = new Set(['Glob', 'TodoWrite', 'Task']);
 
+// ---------------------------------------------------------------------------------------------------------
+// Request records (with `requests: true`)
+
+const sha256 = (text) => createHash('sha256').update(text).digest('hex');
+
+/** JSON with sorted keys at every depth, as Claude Code hashes a message. */
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .filter((key) => value[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`)
+      .join(',')}}`;
+  return JSON.stringify(value);
+}
+
+/** A message's tail hash: string content counted as one text block. */
+const tailHash = (message) =>
+  sha256(
+    canonical({
+      ...message,
+      content: typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content,
+    }),
+  );
+
+const shapeRng = new Rng('request-shape-v1');
+/** One shape for every chain: its size is what matters here (7 KB of system prompt, 10 tools of ~3 KB). */
+const SHAPE = {
+  system: [
+    { type: 'text', text: "You are a Claude agent, built on Anthropic's Claude Agent SDK." },
+    { type: 'text', text: prose(shapeRng, 7000) },
+  ],
+  tools: ['Agent', 'Bash', 'Edit', 'Glob', 'Grep', 'Read', 'TodoWrite', 'WebFetch', 'DeferredToolPlaceholder', 'Write'].map(
+    (name) => ({
+      name,
+      description: prose(shapeRng, 2600),
+      input_schema: {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        properties: { file_path: { type: 'string', description: prose(shapeRng, 120) } },
+        required: ['file_path'],
+        additionalProperties: false,
+      },
+    }),
+  ),
+};
+const SHAPE_HASH = sha256(canonical(SHAPE));
+/** The harness's system message of a chain's first request (environment, model, agents, date). */
+const HARNESS = { role: 'system', content: [{ type: 'text', text: prose(shapeRng, 3000) }], output_config: { effort: 'medium' } };
+const HARNESS_HASH = tailHash(HARNESS);
+const PARAMS = {
+  betas: ['claude-code-20250219', 'interleaved-thinking-2025-05-14', 'context-management-2025-06-27'],
+  max_tokens: 128000,
+  thinking: { type: 'adaptive', display: 'updates' },
+  context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+  output_config: { effort: 'medium' },
+};
+
+/**
+ * Watches the conversation lines a transcript writes and, before the first line of each API response, writes the
+ * request record Claude Code 2.1.3xx would: its tail is every message appended since the previous request.
+ */
+class RequestRecorder {
+  constructor(transcript) {
+    this.t = transcript;
+    this.count = 0;
+    this.restart();
+  }
+
+  /** A new chain (the session's start, after a compaction): no base, the shape written again. */
+  restart() {
+    this.pending = [];
+    this.sent = 0;
+    this.base = undefined;
+    this.response = undefined;
+    this.userRun = false;
+    this.shapeDue = true;
+  }
+
+  observe(kind, line) {
+    if (line.type === 'system' && line.subtype === 'compact_boundary') {
+      this.restart();
+      return;
+    }
+    if (line.type === 'system') {
+      this.userRun = false;
+      return;
+    }
+    if (line.type === 'assistant' && line.message) {
+      this.userRun = false;
+      if (line.message.id !== this.response) {
+        this.request();
+        this.response = line.message.id;
+        this.pending.push({ role: 'assistant', content: [...line.message.content] });
+      } else this.pending.at(-1)?.content.push(...line.message.content);
+      return;
+    }
+    if (line.type === 'user' && line.message && kind === 'user') {
+      const last = this.pending.at(-1);
+      if (this.userRun && last?.role === 'user') {
+        const add = (c) => (typeof c === 'string' ? [{ type: 'text', text: c }] : c);
+        last.content = [...add(last.content), ...add(line.message.content)];
+      } else this.pending.push({ role: 'user', content: line.message.content });
+      this.userRun = true;
+    }
+  }
+
+  request() {
+    const t = this.t;
+    const write = (kind, value) => t.writer.writeJsonRaw(kind, value);
+    const common = { sessionId: t.sessionId, ...(t.agentId !== undefined ? { agentId: t.agentId } : {}) };
+    if (this.shapeDue) {
+      write('api-request-shape', {
+        type: 'api-request-shape',
+        ...common,
+        shapeHash: SHAPE_HASH,
+        timestamp: new Date(t.clock).toISOString(),
+        version: t.version,
+        shape: SHAPE,
+      });
+      write('api-request-blob', { type: 'api-request-blob', ...common, hash: HARNESS_HASH, message: HARNESS });
+      this.pending.splice(1, 0, HARNESS);
+      this.shapeDue = false;
+    }
+    const id = sha256(`${t.sessionId}/${t.agentId ?? ''}/${this.count++}`);
+    const tail = this.pending.map(tailHash);
+    const record = {
+      type: 'api-request',
+      ...common,
+      id: `${id.slice(0, 8)}-${id.slice(8, 12)}-4${id.slice(13, 16)}-8${id.slice(17, 20)}-${id.slice(20, 32)}`,
+      timestamp: new Date(t.clock).toISOString(),
+      version: t.version,
+      querySource: t.agentId !== undefined ? 'agent:builtin:general-purpose' : 'sdk',
+      shapeHash: SHAPE_HASH,
+      params: { model: t.model, ...PARAMS },
+      ...(this.base !== undefined ? { base: this.base } : {}),
+      keep: this.sent,
+      tail,
+      cacheControl: [
+        { path: ['system', 0], value: { type: 'ephemeral' } },
+        { path: ['system', 1], value: { type: 'ephemeral' } },
+        { path: ['messages', this.sent + tail.length - 1, 'content', 0], value: { type: 'ephemeral' } },
+      ],
+      requestDigest: sha256(`${id}/${tail.join(',')}`),
+    };
+    write('api-request', record);
+    this.base = record.id;
+    this.sent += this.pending.length;
+    this.pending = [];
+  }
+}
+
 class Transcript {
   constructor(g, options) {
     Object.assign(this, options);
@@ -271,6 +432,16 @@ class Transcript {
     this.sinceCompact = 0;
     this.compactAt = this.rng.int(1.5 * MB, 3 * MB);
     this.pendingTask = undefined;
+    if (g.requests) {
+      // Every line goes through the recorder first, which writes its records ahead of a response's first line.
+      const recorder = new RequestRecorder(this);
+      const writer = this.writer;
+      writer.writeJsonRaw = writer.writeJson.bind(writer);
+      writer.writeJson = (kind, value) => {
+        recorder.observe(kind, value);
+        writer.writeJsonRaw(kind, value);
+      };
+    }
   }
 
   get bytes() {
@@ -1186,12 +1357,12 @@ class Transcript {
  * Writes a corpus of about `megabytes` MB (10^6 bytes, transcripts only) under `<dir>/projects/<slug>/`.
  * The same (megabytes, seed) always gives the same bytes.
  */
-export function generate({ dir, megabytes, seed = 1 }) {
+export function generate({ dir, megabytes, seed = 1, requests = false }) {
   if (!dir) throw new Error('generate: dir is required');
   const root = resolve(dir);
   const rng = new Rng(`corpus/${seed}`);
   const stats = new Stats();
-  const g = { stats };
+  const g = { stats, requests };
   const targetBytes = megabytes * MB;
   const projects = makePool(4 + Math.ceil(megabytes / 10), () => undefined).map((_, i) =>
     makeProject(rng.fork(`project${i}`), i),
@@ -1256,14 +1427,20 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       dir: { type: 'string' },
       megabytes: { type: 'string', default: '50' },
       seed: { type: 'string', default: '1' },
+      requests: { type: 'boolean', default: false },
     },
   });
   if (!values.dir) {
-    process.stderr.write('usage: node bench/ingest/generate.mjs --dir DIR [--megabytes 50] [--seed 1]\n');
+    process.stderr.write('usage: node bench/ingest/generate.mjs --dir DIR [--megabytes 50] [--seed 1] [--requests]\n');
     process.exit(2);
   }
   const started = performance.now();
-  const result = generate({ dir: values.dir, megabytes: Number(values.megabytes), seed: values.seed });
+  const result = generate({
+    dir: values.dir,
+    megabytes: Number(values.megabytes),
+    seed: values.seed,
+    requests: values.requests,
+  });
   result.seconds = Number(((performance.now() - started) / 1000).toFixed(2));
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }

@@ -75,6 +75,35 @@ const profiles = {
       return problems;
     },
   },
+  // The same corpus with Claude Code 2.1.3xx's request records in every transcript (generate.mjs `requests`):
+  // run with claude-code in one run (--agent claude-code,claude-code-requests) to see what reading them costs.
+  'claude-code-requests': {
+    title:
+      'Claude Code with request records (--agent claude-code-requests): api-request-shape/-blob/api-request lines in every transcript',
+    generator: 'generate.mjs',
+    options: { requests: true },
+    baseline: 'baseline.mjs',
+    target: (dir) => dir,
+    root: (dir) => join(dir, 'projects'),
+    bytesLabel: 'transcript bytes',
+    units: 'files',
+    unitsLabel: '.jsonl files',
+    records: 'lines',
+    expectedRecords: (c) => c.lines,
+    largestLabel: 'largest file',
+    sessionsLabel: 'sessions main/sub/compact',
+    sessionsCell: (c) => `${c.sessions.main}/${c.sessions.subagent}/${c.sessions.compaction}`,
+    expectedSessions: (c) => c.sessions.main + c.sessions.subagent + c.sessions.compaction,
+    sessionsWhat: 'transcript files',
+    toolUsesWhat: 'tool_use blocks written',
+    checks(c, summary, stored) {
+      const problems = [];
+      if (summary.files.ignored !== c.sidecars)
+        problems.push(`files ignored ${summary.files.ignored} ≠ ${c.sidecars} sub-agent .meta.json sidecars`);
+      if (stored?.mirrors) problems.push(`${stored.mirrors} session(s) left as agent_progress mirrors`);
+      return problems;
+    },
+  },
   codex: {
     title:
       'Codex CLI (--agent codex): sessions/YYYY/MM/DD/rollout-*.jsonl; baseline: read + JSON.parse every line',
@@ -158,7 +187,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
-const agents = values.agent === 'all' ? Object.keys(profiles) : [values.agent];
+const agents = values.agent === 'all' ? Object.keys(profiles) : values.agent.split(',').map((a) => a.trim());
 const sizes = values.sizes.split(',').map((s) => Number(s.trim()));
 const runs = Math.max(1, Number(values.runs));
 /** MiB of V8 old space for the capped-heap run (0 = skip it). */
@@ -199,7 +228,12 @@ async function corpus(p, megabytes) {
   const dir = join(dataDir, `${p.agent}-${megabytes}mb-seed${values.seed}`);
   const manifestPath = join(dir, 'manifest.json');
   // The same fields as before agents were added, so the cached Claude Code corpora stay valid.
-  const params = { megabytes, seed: values.seed, generator: sourceHash(p.generator) };
+  const params = {
+    megabytes,
+    seed: values.seed,
+    generator: sourceHash(p.generator),
+    ...(p.options ? { options: p.options } : {}),
+  };
   const name = `${p.agent} ${megabytes} MB`;
   if (existsSync(manifestPath)) {
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
@@ -213,7 +247,7 @@ async function corpus(p, megabytes) {
   const started = performance.now();
   // Imported only when needed: a cached corpus costs no generator load.
   const { generate } = await import(`./${p.generator}`);
-  const result = generate({ dir: p.target(dir), megabytes, seed: values.seed });
+  const result = generate({ dir: p.target(dir), megabytes, seed: values.seed, ...p.options });
   Object.assign(result, p.describe?.(p.root(dir)));
   log(
     `corpus ${name}: ${result.files} file(s), ${fmtMB(result.bytes)} MB in ${secs(performance.now() - started)} s`,

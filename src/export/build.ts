@@ -61,6 +61,9 @@ function sampleMessages(
   for (const message of messages) {
     switch (message.role) {
       case 'system':
+        // Harness text an agent logged as an attachment (Claude Code's environment, date, … system messages) is
+        // injected text like the reminders; a recorded system prompt is not.
+        if (message.attachment !== undefined && !includeInjected) break;
         out.push({ role: 'system', content: text(message.parts) });
         break;
       case 'user': {

@@ -55,7 +55,7 @@ export interface RequestLog {
   records: RequestRecord[];
   shapes: Record<string, RequestShape>;
   /** Every message a record's tail names that could be found, by its hash. */
-  messages: Record<string, { message: WireMessage; origin: MessageOrigin }>;
+  messages: Record<string, { message: WireMessage; origin: MessageOrigin; json?: string }>;
 }
 
 /** Who wrote a message of the request. */
@@ -94,61 +94,74 @@ export interface TurnRequest {
   digest?: string;
 }
 
-/** The message with `cache_control` removed at every depth and string content as one text block. */
-function hashForm(message: WireMessage): unknown {
-  const content =
-    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-  return withoutCacheControl({ ...message, content });
-}
-
-function withoutCacheControl(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutCacheControl);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, member] of Object.entries(value))
-      if (key !== 'cache_control') out[key] = withoutCacheControl(member);
-    return out;
-  }
-  return value;
+/**
+ * Claude Code's tail hash of a message: sha256 of its canonical JSON (keys sorted, compact, no `cache_control`,
+ * string content counted as one text block).
+ */
+export function messageHash(message: WireMessage): string {
+  return hashAndJson(message).hash;
 }
 
 /**
- * Claude Code's tail hash of a message: sha256 of its canonical JSON (keys sorted, compact, no `cache_control`,
- * string content counted as one text block). Written straight into the hash: messages can be megabytes.
+ * The tail hash and the plain JSON of a message in one pass: each string is escaped once for both (a transcript
+ * with request records has every conversation message hashed, and the found ones stored).
  */
-export function messageHash(message: WireMessage): string {
-  const hash = createHash('sha256');
-  const parts: string[] = [];
-  writeCanonical(hashForm(message), parts);
-  hash.update(parts.join(''));
-  return hash.digest('hex');
+export function hashAndJson(message: WireMessage): { hash: string; json: string } {
+  const plain: string[] = [];
+  const sorted: string[] = [];
+  const keys = Object.keys(message);
+  for (const key of keys.slice().sort()) {
+    const member = message[key];
+    if (member === undefined || key === 'cache_control') continue;
+    const both =
+      key === 'content' && typeof member === 'string'
+        ? { plain: JSON.stringify(member), sorted: `[{"text":${JSON.stringify(member)},"type":"text"}]` }
+        : serialize(member);
+    plain[keys.indexOf(key)] = `${JSON.stringify(key)}:${both.plain}`;
+    sorted.push(`${JSON.stringify(key)}:${both.sorted}`);
+  }
+  const hash = createHash('sha256')
+    .update(`{${sorted.join(',')}}`)
+    .digest('hex');
+  return { hash, json: `{${plain.filter((part) => part !== undefined).join(',')}}` };
 }
 
-function writeCanonical(value: unknown, out: string[]): void {
+/** A value as JSON twice: as it is, and canonical (keys sorted, no `cache_control`), its strings escaped once. */
+function serialize(value: unknown): { plain: string; sorted: string } {
   if (Array.isArray(value)) {
-    out.push('[');
-    value.forEach((item, index) => {
-      if (index > 0) out.push(',');
-      writeCanonical(item === undefined ? null : item, out);
-    });
-    out.push(']');
-    return;
+    let plain = '[';
+    let sorted = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) {
+        plain += ',';
+        sorted += ',';
+      }
+      const item = value[i];
+      const both = item === undefined ? { plain: 'null', sorted: 'null' } : serialize(item);
+      plain += both.plain;
+      sorted += both.sorted;
+    }
+    return { plain: `${plain}]`, sorted: `${sorted}]` };
   }
   if (value !== null && typeof value === 'object') {
-    out.push('{');
-    let first = true;
-    for (const key of Object.keys(value).sort()) {
+    const keys = Object.keys(value);
+    const parts = new Map<string, { plain: string; sorted: string }>();
+    for (const key of keys) {
       const member = (value as Record<string, unknown>)[key];
-      if (member === undefined) continue;
-      if (!first) out.push(',');
-      first = false;
-      out.push(JSON.stringify(key), ':');
-      writeCanonical(member, out);
+      if (member !== undefined) parts.set(key, serialize(member));
     }
-    out.push('}');
-    return;
+    let plain = '{';
+    for (const [key, both] of parts)
+      plain += `${plain.length > 1 ? ',' : ''}${JSON.stringify(key)}:${both.plain}`;
+    let sorted = '{';
+    for (const key of [...parts.keys()].sort()) {
+      if (key === 'cache_control') continue;
+      sorted += `${sorted.length > 1 ? ',' : ''}${JSON.stringify(key)}:${(parts.get(key) as { sorted: string }).sorted}`;
+    }
+    return { plain: `${plain}}`, sorted: `${sorted}}` };
   }
-  out.push(JSON.stringify(value) ?? 'null');
+  const json = JSON.stringify(value) ?? 'null';
+  return { plain: json, sorted: json };
 }
 
 /** Text the harness writes into a user message: reminders, notifications, command wrappers, compaction summaries. */

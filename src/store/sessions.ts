@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { contentHash, fieldsHash } from '../model/canonical-json.js';
 import { sessionId } from '../model/ids.js';
-import { type RequestLog, resolveRequests, type TurnRequest } from '../model/request.js';
+import { type RequestLog, resolveRequests, type TurnRequest, type WireMessage } from '../model/request.js';
 import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
 import { toolCalls } from '../model/session.js';
 import type { ParsedSession, Spawn } from '../sources/types.js';
@@ -206,7 +206,7 @@ export class SessionStore {
       insert.run(session.id, seq, ...r.values, r.hash, r.attachment);
     }
     if (!existing || existing.requests_hash !== row.requests_hash)
-      this.saveRequests(session.id, session.requests);
+      this.saveRequests(session.id, session.requests, parsed.messages);
     return {
       outcome: existing ? 'updated' : 'new',
       added: messages.length - keep,
@@ -220,7 +220,7 @@ export class SessionStore {
    * Replaces the session's request records. Shapes and messages are content-addressed (by their hash), so those
    * already stored are kept and only new ones are written: a live log that grew adds its new messages only.
    */
-  private saveRequests(id: string, log: RequestLog | undefined): void {
+  private saveRequests(id: string, log: RequestLog | undefined, conversation: readonly Message[]): void {
     this.sql('DELETE FROM requests WHERE session_id = ?').run(id);
     if (!log) {
       this.sql('DELETE FROM request_shapes WHERE session_id = ?').run(id);
@@ -259,8 +259,12 @@ export class SessionStore {
     const message = this.sql(
       'INSERT INTO request_messages (session_id, hash, message, origin) VALUES (?, ?, ?, ?)',
     );
-    for (const [hash, m] of Object.entries(log.messages))
-      if (!messages.has(hash)) message.run(id, hash, JSON.stringify(m.message), m.origin);
+    const outputs = resultOutputs(conversation);
+    for (const [hash, m] of Object.entries(log.messages)) {
+      if (messages.has(hash)) continue;
+      const slim = m.origin === 'transcript' ? withResultRefs(m.message, outputs) : undefined;
+      message.run(id, hash, slim ? JSON.stringify(slim) : (m.json ?? JSON.stringify(m.message)), m.origin);
+    }
   }
 
   /** The session's recorded request log, as saved; undefined when it has none. */
@@ -408,6 +412,8 @@ export class SessionStore {
     const unbound: TurnRequest[] = [];
     const log = this.requestLog(id);
     if (!log) return { byResponse, unbound };
+    const outputs = resultOutputs(this.history(id).messages);
+    for (const entry of Object.values(log.messages)) entry.message = withResultsBack(entry.message, outputs);
     for (const request of resolveRequests(log)) {
       // A retried request is recorded again for the same response: the last one is what was answered.
       if (request.responseId !== undefined) byResponse.set(request.responseId, request);
@@ -501,6 +507,50 @@ export class SessionStore {
     const where = options.branches ? '' : "WHERE kind != 'branch'";
     return this.sql(`SELECT id FROM sessions ${where} ORDER BY started_at, id`).pluck().all() as string[];
   }
+}
+
+/**
+ * A tool result's text is in the conversation already (the message's tool part): a request message built from
+ * the transcript names it by call id instead of holding it twice (`{"$result": id}`), and loading puts it back.
+ * Only strings of some size, equal to what the conversation holds, are replaced.
+ */
+const refMinimum = 256;
+
+function resultOutputs(messages: readonly Message[]): Map<string, string> {
+  const outputs = new Map<string, string>();
+  for (const message of messages)
+    for (const part of message.parts)
+      if (part.type === 'tool_result' && typeof part.output === 'string' && part.output.length >= refMinimum)
+        outputs.set(part.callId, part.output);
+  return outputs;
+}
+
+function withResultRefs(message: WireMessage, outputs: Map<string, string>): WireMessage | undefined {
+  if (message.role !== 'user' || !Array.isArray(message.content)) return undefined;
+  let replaced = false;
+  const content = message.content.map((block) => {
+    const id = block.tool_use_id;
+    if (block.type !== 'tool_result' || typeof id !== 'string' || typeof block.content !== 'string')
+      return block;
+    if (block.content.length < refMinimum || outputs.get(id) !== block.content) return block;
+    replaced = true;
+    return { ...block, content: { $result: id } };
+  });
+  return replaced ? { ...message, content } : undefined;
+}
+
+function withResultsBack(message: WireMessage, outputs: Map<string, string>): WireMessage {
+  if (message.role !== 'user' || !Array.isArray(message.content)) return message;
+  if (!message.content.some((block) => typeof (block.content as { $result?: unknown })?.$result === 'string'))
+    return message;
+  const content = message.content.map((block) => {
+    const ref = (block.content as { $result?: unknown } | undefined)?.$result;
+    if (typeof ref !== 'string') return block;
+    const output = outputs.get(ref);
+    // A result the conversation no longer holds leaves the reference: the message's hash then says so.
+    return output === undefined ? block : { ...block, content: output };
+  });
+  return { ...message, content };
 }
 
 /**

@@ -4,7 +4,7 @@
 
 import {
   type CacheMark,
-  messageHash,
+  hashAndJson,
   type RequestLog,
   type RequestRecord,
   type RequestShape,
@@ -122,10 +122,11 @@ export function buildRequestLog(
 
 function findInTranscript(lines: ConversationLine[], wanted: Set<string>, log: RequestLog): void {
   const offer = (message: WireMessage): boolean => {
-    const hash = messageHash(message);
+    const { hash, json } = hashAndJson(message);
     if (wanted.has(hash)) {
       wanted.delete(hash);
-      log.messages[hash] = { message, origin: 'transcript' };
+      // The JSON goes to the store as it is: it is not made again there.
+      log.messages[hash] = { message, origin: 'transcript', json };
     }
     return wanted.size === 0;
   };
@@ -141,22 +142,27 @@ function findInTranscript(lines: ConversationLine[], wanted: Set<string>, log: R
   }
   for (const content of responses.values()) if (offer({ role: 'assistant', content })) return;
 
-  // User lines alone, then runs of consecutive user lines as one message (the results of parallel calls).
+  // Consecutive user lines are sent as one message (the results of parallel calls): a run is tried whole
+  // first, its lines alone only if that fails; a user line on its own is its own message.
   const runs: Envelope[][] = [];
   let run: Envelope[] = [];
   for (const { env } of sorted) {
-    if (env.type === 'user' && env.message?.content !== undefined) {
-      if (offer({ role: 'user', content: env.message.content as WireMessage['content'] })) return;
-      run.push(env);
-    } else if (env.type === 'assistant' || env.type === 'system') {
-      if (run.length > 1) runs.push(run);
+    if (env.type === 'user' && env.message?.content !== undefined) run.push(env);
+    else if (env.type === 'assistant' || env.type === 'system') {
+      if (run.length > 0) runs.push(run);
       run = [];
     }
   }
-  if (run.length > 1) runs.push(run);
-  for (const whole of runs) if (offer(merged(whole))) return;
-  // Rarer: only part of a run was sent as one message.
+  if (run.length > 0) runs.push(run);
+  const single = (env: Envelope): WireMessage => ({
+    role: 'user',
+    content: env.message?.content as WireMessage['content'],
+  });
   for (const whole of runs)
+    if (offer(whole.length === 1 ? single(whole[0] as Envelope) : merged(whole))) return;
+  for (const whole of runs) if (whole.length > 1) for (const env of whole) if (offer(single(env))) return;
+  // Rarer: only part of a run was sent as one message.
+  for (const whole of runs.filter((r) => r.length > 2))
     for (let from = 0; from < whole.length; from++)
       for (let to = from + 2; to <= whole.length; to++) {
         if (from === 0 && to === whole.length) continue;
