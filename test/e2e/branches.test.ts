@@ -25,7 +25,14 @@ describe('abandoned rewind branches', () => {
     const listed = await run(['sessions', '--db', db]);
     expect(listed.exitCode, listed.stderr).toBe(0);
     const rows = listed.stdout.split('\n').slice(1).filter(Boolean);
-    expect(rows.map((row) => row.trim().split(/\s{2,}/).slice(1, 5))).toEqual([
+    expect(
+      rows.map((row) =>
+        row
+          .trim()
+          .split(/\s{2,}/)
+          .slice(1, 5),
+      ),
+    ).toEqual([
       ['claude-code', 'main', '2026-05-10 10:00', '4'],
       ['claude-code', 'branch', '2026-05-10 10:00', '2'],
       ['claude-code', 'branch', '2026-05-10 10:00', '1'],

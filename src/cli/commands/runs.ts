@@ -8,7 +8,6 @@ import {
   type RunRow,
   RunStore,
 } from '../../store/runs.js';
-import { UserError } from '../errors.js';
 import { formatBytes, table, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
 
