@@ -291,7 +291,8 @@ const tailHash = (message) =>
   sha256(
     canonical({
       ...message,
-      content: typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content,
+      content:
+        typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content,
     }),
   );
 
@@ -302,23 +303,36 @@ const SHAPE = {
     { type: 'text', text: "You are a Claude agent, built on Anthropic's Claude Agent SDK." },
     { type: 'text', text: prose(shapeRng, 7000) },
   ],
-  tools: ['Agent', 'Bash', 'Edit', 'Glob', 'Grep', 'Read', 'TodoWrite', 'WebFetch', 'DeferredToolPlaceholder', 'Write'].map(
-    (name) => ({
-      name,
-      description: prose(shapeRng, 2600),
-      input_schema: {
-        $schema: 'https://json-schema.org/draft/2020-12/schema',
-        type: 'object',
-        properties: { file_path: { type: 'string', description: prose(shapeRng, 120) } },
-        required: ['file_path'],
-        additionalProperties: false,
-      },
-    }),
-  ),
+  tools: [
+    'Agent',
+    'Bash',
+    'Edit',
+    'Glob',
+    'Grep',
+    'Read',
+    'TodoWrite',
+    'WebFetch',
+    'DeferredToolPlaceholder',
+    'Write',
+  ].map((name) => ({
+    name,
+    description: prose(shapeRng, 2600),
+    input_schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { file_path: { type: 'string', description: prose(shapeRng, 120) } },
+      required: ['file_path'],
+      additionalProperties: false,
+    },
+  })),
 };
 const SHAPE_HASH = sha256(canonical(SHAPE));
 /** The harness's system message of a chain's first request (environment, model, agents, date). */
-const HARNESS = { role: 'system', content: [{ type: 'text', text: prose(shapeRng, 3000) }], output_config: { effort: 'medium' } };
+const HARNESS = {
+  role: 'system',
+  content: [{ type: 'text', text: prose(shapeRng, 3000) }],
+  output_config: { effort: 'medium' },
+};
 const HARNESS_HASH = tailHash(HARNESS);
 const PARAMS = {
   betas: ['claude-code-20250219', 'interleaved-thinking-2025-05-14', 'context-management-2025-06-27'],
@@ -390,7 +404,12 @@ class RequestRecorder {
         version: t.version,
         shape: SHAPE,
       });
-      write('api-request-blob', { type: 'api-request-blob', ...common, hash: HARNESS_HASH, message: HARNESS });
+      write('api-request-blob', {
+        type: 'api-request-blob',
+        ...common,
+        hash: HARNESS_HASH,
+        message: HARNESS,
+      });
       this.pending.splice(1, 0, HARNESS);
       this.shapeDue = false;
     }
@@ -1431,7 +1450,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     },
   });
   if (!values.dir) {
-    process.stderr.write('usage: node bench/ingest/generate.mjs --dir DIR [--megabytes 50] [--seed 1] [--requests]\n');
+    process.stderr.write(
+      'usage: node bench/ingest/generate.mjs --dir DIR [--megabytes 50] [--seed 1] [--requests]\n',
+    );
     process.exit(2);
   }
   const started = performance.now();
