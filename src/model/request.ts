@@ -55,7 +55,7 @@ export interface RequestLog {
   records: RequestRecord[];
   shapes: Record<string, RequestShape>;
   /** Every message a record's tail names that could be found, by its hash. */
-  messages: Record<string, { message: WireMessage; origin: MessageOrigin; json?: string }>;
+  messages: Record<string, { message: WireMessage; origin: MessageOrigin }>;
 }
 
 /** Who wrote a message of the request. */
@@ -96,72 +96,37 @@ export interface TurnRequest {
 
 /**
  * Claude Code's tail hash of a message: sha256 of its canonical JSON (keys sorted, compact, no `cache_control`,
- * string content counted as one text block).
+ * string content counted as one text block). Built in one pass, without copying the message: a transcript with
+ * request records has every conversation message hashed.
  */
 export function messageHash(message: WireMessage): string {
-  return hashAndJson(message).hash;
-}
-
-/**
- * The tail hash and the plain JSON of a message in one pass: each string is escaped once for both (a transcript
- * with request records has every conversation message hashed, and the found ones stored).
- */
-export function hashAndJson(message: WireMessage): { hash: string; json: string } {
-  const plain: string[] = [];
-  const sorted: string[] = [];
-  const keys = Object.keys(message);
-  for (const key of keys.slice().sort()) {
-    const member = message[key];
-    if (member === undefined || key === 'cache_control') continue;
-    const both =
-      key === 'content' && typeof member === 'string'
-        ? { plain: JSON.stringify(member), sorted: `[{"text":${JSON.stringify(member)},"type":"text"}]` }
-        : serialize(member);
-    plain[keys.indexOf(key)] = `${JSON.stringify(key)}:${both.plain}`;
-    sorted.push(`${JSON.stringify(key)}:${both.sorted}`);
-  }
-  const hash = createHash('sha256')
-    .update(`{${sorted.join(',')}}`)
+  const content =
+    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  return createHash('sha256')
+    .update(canonical({ ...message, content }))
     .digest('hex');
-  return { hash, json: `{${plain.filter((part) => part !== undefined).join(',')}}` };
 }
 
-/** A value as JSON twice: as it is, and canonical (keys sorted, no `cache_control`), its strings escaped once. */
-function serialize(value: unknown): { plain: string; sorted: string } {
+function canonical(value: unknown): string {
   if (Array.isArray(value)) {
-    let plain = '[';
-    let sorted = '[';
+    let out = '[';
     for (let i = 0; i < value.length; i++) {
-      if (i > 0) {
-        plain += ',';
-        sorted += ',';
-      }
+      if (i > 0) out += ',';
       const item = value[i];
-      const both = item === undefined ? { plain: 'null', sorted: 'null' } : serialize(item);
-      plain += both.plain;
-      sorted += both.sorted;
+      out += item === undefined ? 'null' : canonical(item);
     }
-    return { plain: `${plain}]`, sorted: `${sorted}]` };
+    return `${out}]`;
   }
   if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value);
-    const parts = new Map<string, { plain: string; sorted: string }>();
-    for (const key of keys) {
+    let out = '{';
+    for (const key of Object.keys(value).sort()) {
       const member = (value as Record<string, unknown>)[key];
-      if (member !== undefined) parts.set(key, serialize(member));
+      if (member === undefined || key === 'cache_control') continue;
+      out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonical(member)}`;
     }
-    let plain = '{';
-    for (const [key, both] of parts)
-      plain += `${plain.length > 1 ? ',' : ''}${JSON.stringify(key)}:${both.plain}`;
-    let sorted = '{';
-    for (const key of [...parts.keys()].sort()) {
-      if (key === 'cache_control') continue;
-      sorted += `${sorted.length > 1 ? ',' : ''}${JSON.stringify(key)}:${(parts.get(key) as { sorted: string }).sorted}`;
-    }
-    return { plain: `${plain}}`, sorted: `${sorted}}` };
+    return `${out}}`;
   }
-  const json = JSON.stringify(value) ?? 'null';
-  return { plain: json, sorted: json };
+  return JSON.stringify(value) ?? 'null';
 }
 
 /** Text the harness writes into a user message: reminders, notifications, command wrappers, compaction summaries. */

@@ -263,7 +263,7 @@ export class SessionStore {
     for (const [hash, m] of Object.entries(log.messages)) {
       if (messages.has(hash)) continue;
       const slim = m.origin === 'transcript' ? withResultRefs(m.message, outputs) : undefined;
-      message.run(id, hash, slim ? JSON.stringify(slim) : (m.json ?? JSON.stringify(m.message)), m.origin);
+      message.run(id, hash, JSON.stringify(slim ?? m.message), m.origin);
     }
   }
 

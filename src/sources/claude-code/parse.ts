@@ -367,11 +367,13 @@ function childrenOf(byUuid: Map<string, Entry>): Map<string, Entry[]> {
   return children;
 }
 
-/** The entries no other entry continues, latest last. */
-function leavesOf(stream: Stream): Entry[] {
-  const children = childrenOf(stream.byUuid);
+/** The entries no other entry continues and the kept conversation does not hold, latest last. */
+function leavesOf(stream: Stream, kept: Set<string | undefined>): Entry[] {
+  const parents = new Set<string>();
+  for (const entry of stream.byUuid.values())
+    if (typeof entry.env.parentUuid === 'string') parents.add(entry.env.parentUuid);
   return [...stream.byUuid.values()]
-    .filter((entry) => !children.has(entry.env.uuid as string))
+    .filter((entry) => !parents.has(entry.env.uuid as string) && !kept.has(entry.env.uuid))
     .sort((a, b) => (later(a, b) ? 1 : later(b, a) ? -1 : 0));
 }
 
@@ -386,7 +388,7 @@ function abandonedBranches(stream: Stream, kept: Entry[]): Entry[][] {
     if (entry.env.type === 'assistant') seen.add(entry.env.message?.id ?? (entry.env.uuid as string));
   const keptUuids = new Set(kept.map((entry) => entry.env.uuid));
   const branches: Entry[][] = [];
-  const leaves = leavesOf(stream).filter((leaf) => !keptUuids.has(leaf.env.uuid));
+  const leaves = leavesOf(stream, keptUuids);
   const fresh = (entry: Entry): boolean =>
     entry.env.type === 'assistant' &&
     !keptUuids.has(entry.env.uuid) &&

@@ -4,7 +4,7 @@
 
 import {
   type CacheMark,
-  hashAndJson,
+  messageHash,
   type RequestLog,
   type RequestRecord,
   type RequestShape,
@@ -122,11 +122,10 @@ export function buildRequestLog(
 
 function findInTranscript(lines: ConversationLine[], wanted: Set<string>, log: RequestLog): void {
   const offer = (message: WireMessage): boolean => {
-    const { hash, json } = hashAndJson(message);
+    const hash = messageHash(message);
     if (wanted.has(hash)) {
       wanted.delete(hash);
-      // The JSON goes to the store as it is: it is not made again there.
-      log.messages[hash] = { message, origin: 'transcript', json };
+      log.messages[hash] = { message, origin: 'transcript' };
     }
     return wanted.size === 0;
   };
