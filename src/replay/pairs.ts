@@ -115,9 +115,7 @@ export class PairsWriter {
           removed++;
           continue;
         }
-        const bytes = Buffer.from(`${line.text}\n`);
-        let written = 0;
-        while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+        writeAll(fd, Buffer.from(`${line.text}\n`));
       }
       fsyncSync(fd);
     } catch (error) {
@@ -132,15 +130,18 @@ export class PairsWriter {
   }
 
   write(pair: Pair): void {
-    const line = Buffer.from(`${JSON.stringify(pair)}\n`);
-    let written = 0;
-    // One write for the whole line; the loop only continues a short write (a full disk raises instead).
-    while (written < line.length) written += writeSync(this.fd, line, written, line.length - written);
+    writeAll(this.fd, Buffer.from(`${JSON.stringify(pair)}\n`));
   }
 
   close(): void {
     closeSync(this.fd);
   }
+}
+
+/** One write for the whole line; the loop only continues a short write (a full disk raises instead). */
+function writeAll(fd: number, bytes: Buffer): void {
+  let written = 0;
+  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
 }
 
 function fstatSizeOf(path: string): number {

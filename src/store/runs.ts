@@ -309,13 +309,12 @@ export class RunStore {
     })();
   }
 
-  /** Turns of one session of the run: answered and failed. */
-  sessionTurns(runId: string, sessionId: string): { done: number; failed: number } {
-    const row = this.sql(
+  /** Turns of the run, or of one of its sessions: answered and failed (without the rest of the figures). */
+  turnCounts(runId: string, sessionId?: string): { done: number; failed: number } {
+    return this.sql(
       `SELECT coalesce(sum(status = 'ok'), 0) AS done, coalesce(sum(status = 'failed'), 0) AS failed
-       FROM run_turns WHERE run_id = ? AND session_id = ?`,
-    ).get(runId, sessionId) as { done: number; failed: number };
-    return row;
+       FROM run_turns WHERE run_id = ? AND (? IS NULL OR session_id = ?)`,
+    ).get(runId, sessionId ?? null, sessionId ?? null) as { done: number; failed: number };
   }
 
   sessionStatus(runId: string, sessionId: string): string | undefined {
@@ -457,37 +456,39 @@ export class RunStore {
   failures(runId: string): FailureCause[] {
     // Causes that differ only in their numbers (token counts, message counts, ports) are one cause: each is
     // shown by the text of its first occurrence. A status code after "HTTP " stays apart: 400 is not 500.
-    const classes = new Map<string, { cause: string; count: number; order: string }>();
+    // Rows come in run order, so the first row of a cause is where it first hit and `rank` is that order.
+    const classes = new Map<string, FailureCause & { rank: number }>();
     const rows = this.sql(
-      `SELECT coalesce(t.error, 'no cause recorded') AS cause,
-         printf('%010d %010d %s', coalesce(rs.position, 0), t.turn, t.session_id) AS "order"
+      `SELECT coalesce(t.error, 'no cause recorded') AS cause, t.session_id AS sessionId, t.turn AS turn
        FROM run_turns t
        LEFT JOIN run_sessions rs ON rs.run_id = t.run_id AND rs.session_id = t.session_id
-       WHERE t.run_id = ? AND t.status = 'failed'`,
-    ).iterate(runId) as Iterable<{ cause: string; order: string }>;
+       WHERE t.run_id = ? AND t.status = 'failed'
+       ORDER BY coalesce(rs.position, 0), t.turn, t.session_id`,
+    ).iterate(runId) as Iterable<{ cause: string; sessionId: string; turn: number }>;
     for (const row of rows) {
       const key = row.cause.replace(/(?<!HTTP )\d+/g, '#');
       const known = classes.get(key);
-      if (!known) classes.set(key, { cause: row.cause, count: 1, order: row.order });
-      else {
-        known.count++;
-        if (row.order < known.order) Object.assign(known, { cause: row.cause, order: row.order });
-      }
+      if (known) known.count++;
+      else
+        classes.set(key, {
+          cause: row.cause,
+          count: 1,
+          first: { sessionId: row.sessionId, turn: row.turn },
+          rank: classes.size,
+        });
     }
-    const sorted = [...classes.values()].sort((a, b) => b.count - a.count || (a.order < b.order ? -1 : 1));
-    const firstOf = (order: string) => {
-      const [, turn, sessionId] = order.split(' ');
-      return { sessionId: sessionId ?? '', turn: Number(turn) };
-    };
+    const sorted = [...classes.values()].sort((a, b) => b.count - a.count || a.rank - b.rank);
     const listed = sorted.length <= causesListed ? sorted : sorted.slice(0, causesListed - 1);
-    const causes = listed.map((c) => ({ cause: c.cause, count: c.count, first: firstOf(c.order) }));
+    const causes: FailureCause[] = listed.map(({ cause, count, first }) => ({ cause, count, first }));
     const rest = sorted.slice(listed.length);
-    if (rest.length > 0)
+    if (rest.length > 0) {
+      const earliest = rest.reduce((a, b) => (b.rank < a.rank ? b : a));
       causes.push({
         cause: `${rest.length} other cause(s)`,
         count: rest.reduce((n, c) => n + c.count, 0),
-        first: firstOf(rest.map((c) => c.order).sort()[0] ?? ''),
+        first: earliest.first,
       });
+    }
     return causes;
   }
 

@@ -261,16 +261,14 @@ export async function replay(
     // Progress: on a terminal the bar (turns, sessions finished, the session last heard of); elsewhere a line per
     // finished session, so a log shows a long run moving (--quiet: neither).
     let finished = 0;
-    let current = '';
     const onTurn = (event: { sessionId: string }) => {
-      current = event.sessionId.slice(0, 8);
+      asked++;
       if (!options.quiet)
         bar.update(
-          ++asked,
+          asked,
           Math.max(total, asked),
-          `turns · ${finished}/${sessionIds.length} sessions · ${current}`,
+          `turns · ${finished}/${sessionIds.length} sessions · ${event.sessionId.slice(0, 8)}`,
         );
-      else asked++;
       // As in ingest: V8 lets garbage pile up with the allocation rate; a full collection every few hundred
       // turns keeps peak memory from growing with the length of the run.
       if (asked % gcEvery === 0) collectGarbage();
@@ -278,7 +276,7 @@ export async function replay(
     const onSession = (end: SessionEnd) => {
       finished++;
       if (options.quiet || bar.enabled) return;
-      const turns = runs.sessionTurns(runId, end.sessionId);
+      const turns = runs.turnCounts(runId, end.sessionId);
       say(
         `${err.dim('session')} ${finished}/${sessionIds.length} ${end.sessionId.slice(0, 8)} ${end.status}: ${turns.done} turn(s)` +
           `${turns.failed > 0 ? `, ${turns.failed} failed` : ''}${end.note ? ` (${end.note})` : ''}`,
@@ -336,8 +334,8 @@ export async function replay(
       } else await replayForced({ ...common, done });
     }
     // A run none of whose turns was answered did not do its job, whatever the reason: it is a failed run.
-    const { turnsDone, turnsFailed } = runs.figures(runId);
-    if (turnsDone === 0 && turnsFailed > 0) runs.finish(runId, 'failed', 'every turn failed');
+    const counts = runs.turnCounts(runId);
+    if (counts.done === 0 && counts.failed > 0) runs.finish(runId, 'failed', 'every turn failed');
     else runs.finish(runId, 'done');
   } catch (error) {
     runs.finish(runId, 'failed', (error as Error).message);

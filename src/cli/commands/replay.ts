@@ -245,10 +245,9 @@ function refuseContradictions(targets: string[], options: ReplayOptions): void {
     throw new UserError(
       `--all replays every stored session: drop it or the targets (${targets.slice(0, 3).join(' ')}${targets.length > 3 ? ' …' : ''})`,
     );
-  if (options.resume && (targets.length > 0 || options.all))
+  // (--resume with options is refused by refuseWithResume, before this.)
+  if (options.resume && targets.length > 0)
     throw new UserError('--resume takes no targets: the run knows its sessions');
-  if (options.resume && (options.append || options.force))
-    throw new UserError('--resume continues the run’s own pairs file: --append and --force do not apply');
 }
 
 /** With --resume the run goes on with the options it was started with: changing one is refused, not ignored. */
