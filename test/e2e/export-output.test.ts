@@ -100,18 +100,18 @@ describe('files and links', () => {
     'a directory the user may not write to: EACCES, exit 1, the file there untouched',
     async () => {
       // nobody can read a copy of the store but not write in a root-owned directory.
-      const shared = place('shared');
-      chmodSync(shared, 0o777);
+      const common = place('group-store');
+      chmodSync(common, 0o777);
       chmodSync(dir.path, 0o755);
-      copyFileSync(store, join(shared, 'replay.db'));
-      chmodSync(join(shared, 'replay.db'), 0o666);
+      copyFileSync(store, join(common, 'replay.db'));
+      chmodSync(join(common, 'replay.db'), 0o666);
       const locked = place('locked');
       chmodSync(locked, 0o755);
       const out = join(locked, 'data.jsonl');
       writeFileSync(out, 'old\n', { mode: 0o666 });
       const result = await runUnprivileged(
-        ['export', '--db', join(shared, 'replay.db'), '--out', out],
-        shared,
+        ['export', '--db', join(common, 'replay.db'), '--out', out],
+        common,
       );
       expect(result.exitCode, result.stderr).toBe(1);
       expect(result.stderr).toContain(`cannot write ${out}: permission denied (EACCES)`);
