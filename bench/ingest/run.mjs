@@ -47,62 +47,42 @@ const flatFactor = 1.25;
 // are given; `records` is what the baseline and the ingest count (the CLI's `lines`); `expected*` say which of the
 // generator's counts the ingest must reproduce; `checks` are the ones that make sense for that format only.
 
-const profiles = {
-  'claude-code': {
-    title:
-      'Claude Code (--agent claude-code): projects/<slug>/*.jsonl; baseline: read + JSON.parse every line',
-    generator: 'generate.mjs',
-    baseline: 'baseline.mjs',
-    target: (dir) => dir,
-    root: (dir) => join(dir, 'projects'),
-    bytesLabel: 'transcript bytes',
-    units: 'files',
-    unitsLabel: '.jsonl files',
-    records: 'lines',
-    expectedRecords: (c) => c.lines,
-    largestLabel: 'largest file',
-    sessionsLabel: 'sessions main/sub/compact',
-    sessionsCell: (c) => `${c.sessions.main}/${c.sessions.subagent}/${c.sessions.compaction}`,
-    // One session per transcript file, sub-agent and compaction side files included.
-    expectedSessions: (c) => c.sessions.main + c.sessions.subagent + c.sessions.compaction,
-    sessionsWhat: 'transcript files',
-    toolUsesWhat: 'tool_use blocks written',
-    checks(c, summary, stored) {
-      const problems = [];
-      if (summary.files.ignored !== c.sidecars)
-        problems.push(`files ignored ${summary.files.ignored} ≠ ${c.sidecars} sub-agent .meta.json sidecars`);
-      if (stored?.mirrors) problems.push(`${stored.mirrors} session(s) left as agent_progress mirrors`);
-      return problems;
-    },
+const claudeCode = {
+  title: 'Claude Code (--agent claude-code): projects/<slug>/*.jsonl; baseline: read + JSON.parse every line',
+  generator: 'generate.mjs',
+  baseline: 'baseline.mjs',
+  target: (dir) => dir,
+  root: (dir) => join(dir, 'projects'),
+  bytesLabel: 'transcript bytes',
+  units: 'files',
+  unitsLabel: '.jsonl files',
+  records: 'lines',
+  expectedRecords: (c) => c.lines,
+  largestLabel: 'largest file',
+  sessionsLabel: 'sessions main/sub/compact',
+  sessionsCell: (c) => `${c.sessions.main}/${c.sessions.subagent}/${c.sessions.compaction}`,
+  // One session per transcript file, sub-agent and compaction side files included.
+  expectedSessions: (c) => c.sessions.main + c.sessions.subagent + c.sessions.compaction,
+  sessionsWhat: 'transcript files',
+  toolUsesWhat: 'tool_use blocks written',
+  checks(c, summary, stored) {
+    const problems = [];
+    if (summary.files.ignored !== c.sidecars)
+      problems.push(`files ignored ${summary.files.ignored} ≠ ${c.sidecars} sub-agent .meta.json sidecars`);
+    if (stored?.mirrors) problems.push(`${stored.mirrors} session(s) left as agent_progress mirrors`);
+    return problems;
   },
+};
+
+const profiles = {
+  'claude-code': claudeCode,
   // The same corpus with Claude Code 2.1.3xx's request records in every transcript (generate.mjs `requests`):
   // run with claude-code in one run (--agent claude-code,claude-code-requests) to see what reading them costs.
   'claude-code-requests': {
+    ...claudeCode,
     title:
       'Claude Code with request records (--agent claude-code-requests): api-request-shape/-blob/api-request lines in every transcript',
-    generator: 'generate.mjs',
     options: { requests: true },
-    baseline: 'baseline.mjs',
-    target: (dir) => dir,
-    root: (dir) => join(dir, 'projects'),
-    bytesLabel: 'transcript bytes',
-    units: 'files',
-    unitsLabel: '.jsonl files',
-    records: 'lines',
-    expectedRecords: (c) => c.lines,
-    largestLabel: 'largest file',
-    sessionsLabel: 'sessions main/sub/compact',
-    sessionsCell: (c) => `${c.sessions.main}/${c.sessions.subagent}/${c.sessions.compaction}`,
-    expectedSessions: (c) => c.sessions.main + c.sessions.subagent + c.sessions.compaction,
-    sessionsWhat: 'transcript files',
-    toolUsesWhat: 'tool_use blocks written',
-    checks(c, summary, stored) {
-      const problems = [];
-      if (summary.files.ignored !== c.sidecars)
-        problems.push(`files ignored ${summary.files.ignored} ≠ ${c.sidecars} sub-agent .meta.json sidecars`);
-      if (stored?.mirrors) problems.push(`${stored.mirrors} session(s) left as agent_progress mirrors`);
-      return problems;
-    },
   },
   codex: {
     title:
