@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promptsOf } from '../../src/drivers/opencode/driver.js';
+import { pluginFileName } from '../../src/drivers/opencode/plugin.js';
 import { outputText } from '../../src/model/session.js';
 import { turns } from '../../src/model/turns.js';
 import { isReadOnly } from '../../src/replay/catalogue/index.js';
@@ -134,13 +135,18 @@ function listening(pid: number): { ports: number[]; sockets: string[] } {
   return { ports: ports.sort((a, b) => a - b), sockets: sockets.sort() };
 }
 
-/** The private tree of the replay `pid` under `tmp`, once its config (the last thing written) is there. */
+/**
+ * The private tree of the replay `pid` under `tmp`, once its plugin (written after the config, and after every
+ * server is up) is there. The tool probe (probe.ts) makes a tree of its own, owned by the same process, with
+ * a config but no plugin: that one is not the replay's.
+ */
 function privateTree(tmp: string, pid: number): { root: string; secret: string } | undefined {
   for (const name of readdirSync(tmp)) {
     if (!name.startsWith('replay-opencode-')) continue;
     const root = join(tmp, name);
     try {
       if (readFileSync(join(root, 'owner.pid'), 'utf8').trim() !== String(pid)) continue;
+      readFileSync(join(root, 'config', 'plugins', pluginFileName));
       const config = JSON.parse(readFileSync(join(root, 'config', 'opencode.json'), 'utf8')) as {
         provider: { replay: { options: { apiKey: string } } };
       };
@@ -378,11 +384,13 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
     const tmp = join(dir.path, `tmp-recorded-${'x'.repeat(70)}`);
     const ws = join(dir.path, 'ws-recorded');
     const out = join(dir.path, 'recorded.jsonl');
-    for (const path of [tmp, ws]) mkdirSync(path, { recursive: true });
+    // A cache of its own, empty: the tool probe runs first in this process, as on a fresh machine (CI).
+    const cache = join(dir.path, 'cache-recorded');
+    for (const path of [tmp, ws, cache]) mkdirSync(path, { recursive: true });
     const child = execa(
       'node',
       [bin, 'replay', mainId, '--db', db, '--agent', 'opencode', '--workspace', ws, '--out', out, '--json'],
-      { reject: false, env: { NO_COLOR: '1', TMPDIR: tmp }, extendEnv: true },
+      { reject: false, env: { NO_COLOR: '1', TMPDIR: tmp, XDG_CACHE_HOME: cache }, extendEnv: true },
     );
     const pid = child.pid as number;
     let exited = false;
