@@ -258,8 +258,15 @@ export function assistantOf(
   };
 }
 
-/** Chat messages in sample form; tool results that answer no call in them are left out. */
-export function fromChat(messages: readonly ChatMessage[], notes: string[]): SampleMessage[] {
+/**
+ * Chat messages in sample form; tool results that answer no call in them are left out. `errors`: the call ids
+ * whose result was an error (a v2 pair's `tool_errors`; chat form itself cannot say).
+ */
+export function fromChat(
+  messages: readonly ChatMessage[],
+  notes: string[],
+  errors: ReadonlySet<string> = new Set(),
+): SampleMessage[] {
   const out: SampleMessage[] = [];
   const names = new Map<string, string>();
   for (const message of messages) {
@@ -278,8 +285,7 @@ export function fromChat(messages: readonly ChatMessage[], notes: string[]): Sam
         callId: message.tool_call_id,
         name,
         content: message.content,
-        // pairs.jsonl carries results in chat form, where an error is only text.
-        isError: false,
+        isError: errors.has(message.tool_call_id),
       };
       out.push(tool);
     } else if (message.role === 'system') out.push({ role: 'system', content: message.content });
@@ -320,8 +326,9 @@ export function sameAnswer(
 export function fromPair(pair: Pair, options: BuildOptions, openingLength = pair.messages.length): Built {
   const notes: string[] = [];
   if (options.unit === 'model-turn' && options.trainOn === 'replayed') openingLength = pair.messages.length;
-  const context = fromChat(pair.messages, notes);
-  const opening = fromChat(pair.messages.slice(0, openingLength), []).length;
+  const errors = new Set(pair.tool_errors ?? []);
+  const context = fromChat(pair.messages, notes, errors);
+  const opening = fromChat(pair.messages.slice(0, openingLength), [], errors).length;
   const messages = [...context, assistantOf(pair.completion, false)];
   if (options.trainOn === 'last') markTraining(messages, messages.length - 1, 'last');
   else if (options.trainOn === 'all-assistant') markTraining(messages, 0, 'all-assistant');
@@ -351,7 +358,7 @@ export function preferenceFromPair(pair: Pair): Built {
       session: pair.session,
       agent: pair.agent as Sample['agent'],
       unit: 'model-turn',
-      messages: fromChat(pair.messages, notes),
+      messages: fromChat(pair.messages, notes, new Set(pair.tool_errors ?? [])),
       tools: toolsFromPair(pair),
       preference: { chosen: assistantOf(pair.original, true), rejected: assistantOf(pair.completion, true) },
     },

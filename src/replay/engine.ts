@@ -1,16 +1,18 @@
 import { setMaxListeners } from 'node:events';
 import { sha256 } from '../model/canonical-json.js';
-import type { Message, Session } from '../model/session.js';
+import type { Session } from '../model/session.js';
 import { type Turn, turns } from '../model/turns.js';
 import type { RunStore } from '../store/runs.js';
 import { turnKey } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
-import { catalogue, toolDefaults, toolsFor } from './catalogue/index.js';
-import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
-import { elideOptions, elideRepeats, type ShownSettings, savings } from './elide.js';
+import { toolDefaults, toolsFor } from './catalogue/index.js';
+import { assistantMessage, type ChatMessage } from './chat.js';
+import { askedWith } from './context.js';
+import { elideOptions, type ShownSettings, savings } from './elide.js';
 import { compareCalls, type NormalizeContext } from './match.js';
-import type { Pair, PairsWriter } from './pairs.js';
+import { type Pair, type PairSources, type PairsWriter, pairSchema } from './pairs.js';
 import { type Completion, type Provider, ProviderError } from './providers/types.js';
+import type { Wire } from './wire.js';
 
 /** What every replay run needs, whatever its mode. */
 export interface ReplayRun {
@@ -50,6 +52,9 @@ interface Job {
   number: number;
   messages: ChatMessage[];
   tools: Pair['tools'];
+  sources: PairSources;
+  errors: string[];
+  wire?: Wire;
   elided: number;
   cut: number;
   bytesSaved: number;
@@ -63,19 +68,6 @@ export function matching(session: Session): NormalizeContext {
     ...(session.cwd ? { cwd: session.cwd } : {}),
     defaults: (tool) => toolDefaults(session.agent, tool),
   };
-}
-
-/** The context a turn is asked with: the recorded system prompt or ours first, then what the model saw. */
-export function requestMessages(
-  session: Session,
-  seen: readonly Message[],
-  systemPrompt?: string,
-): ChatMessage[] {
-  const context = chatMessages(seen);
-  const recorded = context[0]?.role === 'system' ? context.shift() : undefined;
-  const system =
-    systemPrompt ?? (recorded?.role === 'system' ? recorded.content : catalogue(session.agent).systemPrompt);
-  return [{ role: 'system', content: system }, ...context];
 }
 
 /**
@@ -112,7 +104,13 @@ export async function replayForced(run: ForcedRun): Promise<void> {
     const call = linked(controller.signal);
     const result = run.provider
       .complete(
-        { messages: job.messages, tools: job.tools, session: job.session, original: job.turn },
+        {
+          messages: job.messages,
+          tools: job.tools,
+          session: job.session,
+          original: job.turn,
+          ...(job.wire ? { wire: job.wire } : {}),
+        },
         call.signal,
       )
       .then((completion) => Object.assign(completion, { latencyMs: Math.round(performance.now() - started) }))
@@ -170,23 +168,33 @@ function* jobs(run: ForcedRun): Generator<Job> {
     const loaded = run.sessions.load(id);
     if (!loaded) continue;
     const { session, own } = loaded;
-    const tools = chatTools(toolsFor(session));
+    const catalogueTools = toolsFor(session);
     const shown = elideOptions(session.agent, run.shown);
+    // The requests Claude Code recorded (2.1.3xx), by the response each one produced.
+    const requests = session.agent === 'claude-code' ? run.sessions.loadRequests(id).byResponse : undefined;
     let asked = 0;
     for (const turn of turns(session.messages, own)) {
       const number = turn.index + 1;
       if (run.done.has(turnKey(session.id, number))) continue;
       asked++;
-      const { messages, fates } = shown
-        ? elideRepeats(turn.context, shown)
-        : { messages: turn.context, fates: [] };
-      const saved = savings(fates);
+      const nativeId = turn.response.nativeId;
+      const recorded = nativeId !== undefined ? requests?.get(nativeId) : undefined;
+      const request = askedWith(session, turn.context, {
+        catalogueTools,
+        ...(recorded ? { recorded } : {}),
+        ...(run.systemPrompt !== undefined ? { systemPrompt: run.systemPrompt } : {}),
+        ...(shown ? { shown } : {}),
+      });
+      const saved = savings(request.fates);
       yield {
         session,
         turn,
         number,
-        messages: requestMessages(session, messages, run.systemPrompt),
-        tools,
+        messages: request.messages,
+        tools: request.tools,
+        sources: request.sources,
+        errors: request.errors,
+        ...(request.wire ? { wire: request.wire } : {}),
         elided: saved.elided,
         cut: saved.truncated,
         bytesSaved: saved.bytesSaved,
@@ -229,7 +237,7 @@ function record(
     completion_tokens: outcome.usage?.completion_tokens ?? 0,
   };
   const pair: Pair = {
-    schema: 'replay-history.pair/v1',
+    schema: pairSchema,
     run: run.runId,
     session: session.id,
     agent: session.agent,
@@ -244,6 +252,9 @@ function record(
     usage,
     latency_ms: outcome.latencyMs ?? 0,
     finish_reason: outcome.finishReason ?? null,
+    sources: job.sources,
+    tool_errors: job.errors,
+    ...(job.wire ? { wire: job.wire } : {}),
   };
   // The pair first: on a kill between the two writes, resume finds the pair in the file and does not ask again.
   run.writer.write(pair);

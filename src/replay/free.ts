@@ -2,11 +2,14 @@ import { type Message, outputText, type ToolResult } from '../model/session.js';
 import { turns } from '../model/turns.js';
 import { isReadOnly, toolDefaults, toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
+import { recordedSystemPrompt, requestMessages } from './context.js';
 import { callKey, Elider, elideOptions, type ResultFate, savings, showThrough } from './elide.js';
-import { matching, type ReplayRun, requestDigest, requestMessages } from './engine.js';
+import { matching, type ReplayRun, requestDigest } from './engine.js';
 import { compareCalls } from './match.js';
+import { type PairSources, pairSchema } from './pairs.js';
 import { type Completion, ProviderError, RecordingExhausted } from './providers/types.js';
 import { type NearCall, ShortCircuit } from './shortcircuit.js';
+import { chatToolsOf, systemText } from './wire.js';
 
 export interface FreeRun extends ReplayRun {
   /** Answers of this run already in the pairs file, per session, in turn order: a resumed session goes on from them. */
@@ -94,7 +97,26 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
   const recordedTurns = [...turns(session.messages, own)];
   const originals = recordedTurns.map((turn) => assistantMessage(turn.response));
   const blocks = userBlocks(session.messages, own);
-  const tools = chatTools(toolsFor(session));
+  // The system prompt and tools of the session's first recorded request (Claude Code 2.1.3xx), where there is one.
+  const shape =
+    session.agent === 'claude-code'
+      ? [...run.sessions.loadRequests(id).byResponse.values()].find(
+          (request) => !request.missing.some((hash) => hash.startsWith('shape:')),
+        )
+      : undefined;
+  const tools = shape ? chatToolsOf(shape.tools) : chatTools(toolsFor(session));
+  const systemPrompt = run.systemPrompt ?? (shape ? systemText(shape.system) : undefined);
+  const sources: PairSources = {
+    system:
+      run.systemPrompt !== undefined
+        ? 'option'
+        : shape || recordedSystemPrompt(session)
+          ? 'recorded'
+          : 'catalogue',
+    tools: shape ? 'recorded' : 'catalogue',
+  };
+  /** Call ids whose result, as shown in the live context, is an error. */
+  const errors: string[] = [];
   const circuit = new ShortCircuit(session.messages, {
     ...(session.cwd ? { cwd: session.cwd } : {}),
     readOnly: (tool) => isReadOnly(session.agent, tool),
@@ -131,7 +153,10 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
   const opening = session.messages.slice(0, own).concat(blocks[0] ?? []);
   const openingShown = elider ? showThrough(elider, opening) : { messages: opening, fates: [] };
   tally(openingShown.fates);
-  const context: ChatMessage[] = requestMessages(session, openingShown.messages, run.systemPrompt);
+  const context: ChatMessage[] = requestMessages(session, openingShown.messages, systemPrompt);
+  for (const message of openingShown.messages)
+    for (const part of message.parts)
+      if (part.type === 'tool_result' && part.isError) errors.push(part.callId);
   let next = 1;
   let number = 0;
 
@@ -145,6 +170,9 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
       const blockShown = elider ? showThrough(elider, block) : { messages: block, fates: [] };
       tally(blockShown.fates);
       context.push(...chatMessages(blockShown.messages));
+      for (const message of blockShown.messages)
+        for (const part of message.parts)
+          if (part.type === 'tool_result' && part.isError) errors.push(part.callId);
       return 'go';
     }
     for (const call of calls) {
@@ -152,6 +180,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
       elider?.call(call.id, call.function.name, input);
       const answer = circuit.answer(call.function.name, input);
       if (answer.kind === 'hit') {
+        if (answer.result.isError) errors.push(call.id);
         context.push({
           role: 'tool',
           tool_call_id: call.id,
@@ -170,6 +199,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
       }
       if (run.onMiss === 'stop') return 'diverged';
       const miss = missMessage(call.function.name, answer.nearest);
+      errors.push(call.id);
       context.push({
         role: 'tool',
         tool_call_id: call.id,
@@ -246,7 +276,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
       completion_tokens: completion.usage?.completion_tokens ?? 0,
     };
     run.writer.write({
-      schema: 'replay-history.pair/v1',
+      schema: pairSchema,
       run: run.runId,
       session: session.id,
       agent: session.agent,
@@ -261,6 +291,8 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
       usage,
       latency_ms: latency,
       finish_reason: completion.finishReason ?? null,
+      sources,
+      tool_errors: errors.slice(),
     });
     run.runs.saveTurn(run.runId, {
       sessionId: session.id,

@@ -12,12 +12,26 @@ import {
 } from 'node:fs';
 import { readLines } from '../sources/lines.js';
 import type { ChatMessage, ChatTool } from './chat.js';
+import type { Wire } from './wire.js';
 
-export const pairSchema = 'replay-history.pair/v1';
+export const pairSchema = 'replay-history.pair/v2';
+
+/** The schemas a pairs file may hold: v1 (before the agent's own request was kept) is still read. */
+export const pairSchemas = ['replay-history.pair/v1', pairSchema] as const;
+
+/**
+ * Where a pair's system prompt and tools came from: the agent's own request (`recorded` in its log, or `agent`
+ * when the real agent built it during the replay), our per-agent `catalogue` (the log has none), or the
+ * user's `--system-prompt` (`option`).
+ */
+export interface PairSources {
+  system: 'recorded' | 'agent' | 'catalogue' | 'option';
+  tools: 'recorded' | 'agent' | 'catalogue';
+}
 
 /** One line of pairs.jsonl: a model turn asked again, with what the original model answered. */
 export interface Pair {
-  schema: typeof pairSchema;
+  schema: (typeof pairSchemas)[number];
   run: string;
   session: string;
   agent: string;
@@ -32,6 +46,12 @@ export interface Pair {
   usage: { prompt_tokens: number; completion_tokens: number };
   latency_ms: number;
   finish_reason: string | null;
+  /** v2: where `messages[0]` (the system prompt) and `tools` came from. */
+  sources?: PairSources;
+  /** v2: the `tool_call_id`s among `messages` whose result was an error (chat form has no field for it). */
+  tool_errors?: string[];
+  /** v2: the request on the agent's own wire (Claude Code: Anthropic Messages), when it speaks another. */
+  wire?: Wire;
 }
 
 export class PairsFileError extends Error {}

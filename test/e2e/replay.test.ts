@@ -41,7 +41,7 @@ describe('replay with the recorded provider', () => {
     expect(written).toHaveLength(30);
     expect(new Set(written.map((p) => p.agent))).toEqual(new Set(['claude-code', 'opencode']));
     for (const pair of written) {
-      expect(pair.schema).toBe('replay-history.pair/v1');
+      expect(pair.schema).toBe('replay-history.pair/v2');
       expect(pair.run).toBe(report.id);
       expect(pair.completion).toEqual(pair.original);
       expect(pair.messages[0].role).toBe('system');

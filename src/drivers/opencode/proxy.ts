@@ -541,5 +541,7 @@ export function pairFromExchange(exchange: Exchange, context: PairContext): Pair
     },
     latency_ms: exchange.latency_ms,
     finish_reason: exchange.finish_reason,
+    // The real agent built this request: its own system prompt and tools, as it sent them.
+    sources: { system: 'agent', tools: 'agent' },
   };
 }

@@ -98,32 +98,60 @@ function toCompletion(response: Anthropic.Message): Completion {
   };
 }
 
+/**
+ * The body a turn is sent with. A turn that carries its Anthropic request (`request.wire`: recorded by Claude
+ * Code, or rebuilt from its conversation) is sent as that request — system blocks, tools, messages, params,
+ * betas — with only the model (and `max_tokens`, if `--max-tokens` says so) ours; otherwise the chat form is
+ * converted.
+ */
+export function anthropicBody(
+  request: CompletionRequest,
+  options: Pick<HttpOptions, 'model' | 'maxTokens'>,
+): { body: Anthropic.MessageCreateParamsNonStreaming; betas: string[] } {
+  const wire = request.wire?.api === 'anthropic-messages' ? request.wire : undefined;
+  if (wire) {
+    const recordedMax = wire.body.max_tokens;
+    const maxTokens = options.maxTokens ?? (typeof recordedMax === 'number' ? recordedMax : 4096);
+    // Spread first: the members keep the recorded order (the model where the agent put it).
+    const body = { ...wire.body, model: options.model, max_tokens: maxTokens };
+    return { body: body as unknown as Anthropic.MessageCreateParamsNonStreaming, betas: wire.betas };
+  }
+  const { system, messages } = anthropicMessages(request.messages);
+  return {
+    body: {
+      model: options.model,
+      max_tokens: options.maxTokens ?? 4096,
+      messages,
+      ...(system ? { system } : {}),
+      ...(request.tools.length > 0
+        ? {
+            tools: request.tools.map((tool) => ({
+              name: tool.function.name,
+              description: tool.function.description,
+              input_schema: tool.function.parameters as Anthropic.Tool.InputSchema,
+            })),
+          }
+        : {}),
+    },
+    betas: [],
+  };
+}
+
 /** The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
 export function anthropicProvider(options: HttpOptions): Provider {
   const client = new Anthropic(clientOptions(options));
   return {
     name: options.name,
     async complete(request: CompletionRequest, signal?: AbortSignal) {
-      const { system, messages } = anthropicMessages(request.messages);
-      const body: Anthropic.MessageCreateParamsNonStreaming = {
-        model: options.model,
-        max_tokens: options.maxTokens ?? 4096,
-        messages,
-        ...(system ? { system } : {}),
-        ...(request.tools.length > 0
-          ? {
-              tools: request.tools.map((tool) => ({
-                name: tool.function.name,
-                description: tool.function.description,
-                input_schema: tool.function.parameters as Anthropic.Tool.InputSchema,
-              })),
-            }
-          : {}),
+      const { body, betas } = anthropicBody(request, options);
+      const sent = {
+        ...(signal ? { signal } : {}),
+        ...(betas.length > 0 ? { headers: { 'anthropic-beta': betas.join(',') } } : {}),
       };
       try {
         const response = options.stream
-          ? await client.messages.stream(body, signal ? { signal } : {}).finalMessage()
-          : await client.messages.create(body, signal ? { signal } : {});
+          ? await client.messages.stream(body, sent).finalMessage()
+          : await client.messages.create(body, sent);
         return toCompletion(response);
       } catch (error) {
         throw providerError(error, options.name, options.baseURL);

@@ -1,6 +1,7 @@
 import type { Session } from '../../model/session.js';
 import type { Turn } from '../../model/turns.js';
 import type { ChatMessage, ChatTool } from '../chat.js';
+import type { Wire } from '../wire.js';
 
 /** One model call: the context in chat form, the tools offered, and where it came from. */
 export interface CompletionRequest {
@@ -9,6 +10,8 @@ export interface CompletionRequest {
   /** The session and the original turn being asked again (what the `recorded` provider answers with). */
   session: Session;
   original?: Turn;
+  /** The same request on the agent's own wire (`wire.ts`): a provider speaking that wire sends it as it is. */
+  wire?: Wire;
 }
 
 export interface Completion {

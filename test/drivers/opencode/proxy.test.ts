@@ -496,6 +496,8 @@ describe('pairFromExchange', () => {
       usage: { prompt_tokens: 50, completion_tokens: 9 },
       latency_ms: exchange.latency_ms,
       finish_reason: 'tool_calls',
+      // opencode built the request: its own prompt and tools.
+      sources: { system: 'agent', tools: 'agent' },
     });
     // One JSON line, as PairsWriter writes it.
     expect(JSON.parse(JSON.stringify(pair))).toEqual(pair);
