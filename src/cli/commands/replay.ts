@@ -174,7 +174,10 @@ export function registerReplay(program: Command): void {
 No tool is ever run. In forced mode the model's tool calls are not followed and every context holds the
 results that were recorded; in free mode each call is answered from the recording (the n-th identical call
 gets the n-th recorded result; paths, defaults and whitespace are normalised) and a call the recording does
-not hold is a miss, stored with the nearest recorded calls. Each turn becomes one line of --out (schema replay-history.pair/v1); the run
+not hold is a miss, stored with the nearest recorded calls. Each turn becomes one line of --out (schema
+replay-history.pair/v2) with the system prompt and tools the agent recorded (our catalogue where it recorded
+none). A Claude Code turn whose request Claude Code logged is asked with that request, harness text and all;
+with --model anthropic:MODEL it is sent as it was, only the model ours. The run
 and its figures go into the store (see: replay-history runs). A failed turn is recorded with its error and
 the run goes on; a wrong key or unknown model stops it at once. Killed? Rerun with --resume RUN_ID.
 
