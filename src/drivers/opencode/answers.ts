@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { outputText, type ToolResult } from '../../model/session.js';
 import type { Answer } from '../../replay/shortcircuit.js';
-import { readBody, sendJson, serveLoopback } from './loopback.js';
+import { readBody, sendJson, serveLoopback } from '../common/loopback.js';
 
 /** What the plugin POSTs for one tool call. */
 export interface AnswerRequest {

@@ -28,7 +28,7 @@ import type { CopyOnWrite } from '../../verify/overlay.js';
 import { sandboxed } from '../../verify/sandbox.js';
 import { type AnswerServer, type AnswerSource, startAnswerServer } from './answers.js';
 import { makePrivateTree, prepareEnvironment } from './environment.js';
-import { newSecret, redact, socketFits } from './loopback.js';
+import { newSecret, redact, socketFits } from '../common/loopback.js';
 import { opencodeCall, type RecordedName, recordedNames } from './mapping.js';
 import { orphanExitCode } from './plugin.js';
 import { type Exchange, pairFromExchange, type RecordingProxy, startRecordingProxy } from './proxy.js';

@@ -119,7 +119,8 @@ function stubDependencies(dir: string): void {
   );
 }
 
-const prefix = 'replay-opencode-';
+/** The private trees of opencode replays; another driver passes its own prefix (`replay-claude-`). */
+const treePrefix = 'replay-opencode-';
 /** Names the process that made a tree, so a later run can remove the trees of one that was killed. */
 const ownerFile = 'owner.pid';
 
@@ -127,7 +128,7 @@ const ownerFile = 'owner.pid';
  * Removes the private trees of replays that were killed (SIGKILL, a crash: no cleanup ran), recognised by
  * their owner's PID being gone. Trees without an owner file are left alone: they may be being made right now.
  */
-export function sweepStale(parent = tmpdir()): string[] {
+export function sweepStale(parent = tmpdir(), prefix = treePrefix): string[] {
   const removed: string[] = [];
   let names: string[];
   try {
@@ -212,8 +213,8 @@ function gitView(common: string, root: string): string {
  * A new private tree (0700, as mkdtemp makes it) owned by this process, after the trees of killed replays are
  * swept. Removed by the environment's cleanup, or by the caller if no environment is made in it.
  */
-export function makePrivateTree(parent = tmpdir()): string {
-  sweepStale(parent);
+export function makePrivateTree(parent = tmpdir(), prefix = treePrefix): string {
+  sweepStale(parent, prefix);
   const root = mkdtempSync(join(parent, prefix));
   try {
     writeFileSync(join(root, ownerFile), `${process.pid}\n`);

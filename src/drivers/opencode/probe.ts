@@ -8,7 +8,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { prepareEnvironment } from './environment.js';
-import { newSecret, readBody, sendJson, serveLoopback } from './loopback.js';
+import { newSecret, readBody, sendJson, serveLoopback } from '../common/loopback.js';
 
 export class ProbeError extends Error {}
 

@@ -16,7 +16,7 @@ import { request as httpsRequest } from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { ChatMessage, ChatTool, ChatToolCall } from '../../replay/chat.js';
 import { type Pair, pairSchema } from '../../replay/pairs.js';
-import { readBody, redact, sendJson, serveLoopback } from './loopback.js';
+import { readBody, redact, sendJson, serveLoopback } from '../common/loopback.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
 

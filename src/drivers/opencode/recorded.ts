@@ -6,7 +6,7 @@
 // over a Unix socket in the private tree where it can, always with the run's secret as its API key.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChatMessage } from '../../replay/chat.js';
-import { readBody, sendJson, serveLoopback } from './loopback.js';
+import { readBody, sendJson, serveLoopback } from '../common/loopback.js';
 import { classifyRequest } from './proxy.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type AnswerServer, startAnswerServer } from '../../../src/drivers/opencode/answers.js';
-import { newSecret } from '../../../src/drivers/opencode/loopback.js';
+import { newSecret } from '../../../src/drivers/common/loopback.js';
 import type { Message } from '../../../src/model/session.js';
 import { ShortCircuit } from '../../../src/replay/shortcircuit.js';
 import { rawRequest } from './raw-request.js';

@@ -10,7 +10,7 @@ import {
   prepareEnvironment,
   sweepStale,
 } from '../../../src/drivers/opencode/environment.js';
-import { newSecret } from '../../../src/drivers/opencode/loopback.js';
+import { newSecret } from '../../../src/drivers/common/loopback.js';
 import {
   answersSocketEnv,
   answersUrlEnv,

@@ -24,7 +24,7 @@ import {
   startAnswerServer,
 } from '../../../src/drivers/opencode/answers.js';
 import { type Environment, prepareEnvironment } from '../../../src/drivers/opencode/environment.js';
-import { newSecret } from '../../../src/drivers/opencode/loopback.js';
+import { newSecret } from '../../../src/drivers/common/loopback.js';
 import type { Message } from '../../../src/model/session.js';
 import { ShortCircuit } from '../../../src/replay/shortcircuit.js';
 import {

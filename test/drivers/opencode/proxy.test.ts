@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prepareEnvironment } from '../../../src/drivers/opencode/environment.js';
-import { newSecret } from '../../../src/drivers/opencode/loopback.js';
+import { newSecret } from '../../../src/drivers/common/loopback.js';
 import {
   type Exchange,
   pairFromExchange,

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { newSecret } from '../../../src/drivers/opencode/loopback.js';
+import { newSecret } from '../../../src/drivers/common/loopback.js';
 import { type Exchange, sideCallMarkers, startRecordingProxy } from '../../../src/drivers/opencode/proxy.js';
 import {
   exhaustedMessage,

@@ -14,7 +14,7 @@ import {
   sendJson,
   serveLoopback,
   socketFits,
-} from '../../../src/drivers/opencode/loopback.js';
+} from '../../../src/drivers/common/loopback.js';
 import { hostOf, rawRequest } from './raw-request.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'loopback-'));
