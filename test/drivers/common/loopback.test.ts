@@ -15,7 +15,7 @@ import {
   serveLoopback,
   socketFits,
 } from '../../../src/drivers/common/loopback.js';
-import { hostOf, rawRequest } from './raw-request.js';
+import { hostOf, rawRequest } from '../opencode/raw-request.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'loopback-'));
 const servers: Loopback[] = [];
