@@ -15,8 +15,11 @@ import { type ElideOptions, Elider, type ResultFate } from './elide.js';
 /** The Anthropic Messages request of one turn, less what a sender sets itself (model, stream, metadata). */
 export interface AnthropicWire {
   api: 'anthropic-messages';
-  /** `recorded`: the agent's request record of this turn; `conversation`: rebuilt from the stored messages. */
-  source: 'recorded' | 'conversation';
+  /**
+   * `recorded`: the agent's request record of this turn; `conversation`: rebuilt from the stored messages;
+   * `agent`: sent by the real agent during the replay (a driver's proxy saw it).
+   */
+  source: 'recorded' | 'conversation' | 'agent';
   body: {
     system: string | WireBlock[];
     tools: unknown[];
@@ -51,7 +54,8 @@ export function anthropicTools(tools: readonly ToolSpec[]): unknown[] {
   }));
 }
 
-function outputBlocks(output: ToolResult['output']): string | WireBlock[] {
+/** A tool output as a `tool_result`'s content: the string, or text and image blocks. */
+export function outputBlocks(output: ToolResult['output']): string | WireBlock[] {
   if (typeof output === 'string') return output;
   return output.map((block: OutputBlock) =>
     block.type === 'text'
@@ -60,7 +64,8 @@ function outputBlocks(output: ToolResult['output']): string | WireBlock[] {
   );
 }
 
-function blocksOf(message: Message): WireBlock[] {
+/** A stored message's parts as Anthropic content blocks. */
+export function messageBlocks(message: Message): WireBlock[] {
   const blocks: WireBlock[] = [];
   for (const part of message.parts) {
     switch (part.type) {
@@ -113,7 +118,7 @@ export function conversationWire(
 ): AnthropicWire {
   const messages: WireMessage[] = [];
   for (const message of context) {
-    const blocks = blocksOf(message);
+    const blocks = messageBlocks(message);
     if (blocks.length === 0) continue;
     const role = message.role === 'assistant' ? 'assistant' : message.role === 'system' ? 'system' : 'user';
     const last = messages.at(-1);

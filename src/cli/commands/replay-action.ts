@@ -4,6 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { constants } from 'node:os';
 import { resolve } from 'node:path';
+import { ClaudeNotFound, findClaude } from '../../drivers/claude-code/binary.js';
+import { type ClaudeModel, replayClaudeCode } from '../../drivers/claude-code/driver.js';
+import { claudeCodeVersion } from '../../drivers/claude-code/environment.js';
 import { findOpencode, OpencodeNotFound } from '../../drivers/opencode/binary.js';
 import { replayOpencode, type Upstream } from '../../drivers/opencode/driver.js';
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
@@ -49,6 +52,7 @@ interface StoredOptions {
   driver?: Driver;
   contextLimit?: number;
   opencodeBin?: string;
+  claudeBin?: string;
   /** Absolute. */
   workspace?: string;
   sandbox?: boolean;
@@ -111,6 +115,13 @@ export async function replay(
             ...(options.contextLimit ? { contextLimit: options.contextLimit } : {}),
           }
         : {}),
+      ...(options.agent === 'claude-code'
+        ? {
+            driver: 'claude-code' as const,
+            ...(options.claudeBin ? { claudeBin: resolve(options.claudeBin) } : {}),
+            ...(options.workspace ? { workspace: resolve(options.workspace) } : {}),
+          }
+        : {}),
       ...(options.elideRepeats || options.maxResultBytes !== undefined
         ? {
             shown: {
@@ -126,15 +137,20 @@ export async function replay(
     if (options.agent === 'opencode') {
       checkOpencodeOptions(options, modeGiven);
       stored.mode = 'free';
-    } else {
-      for (const [given, name] of [
-        [options.opencodeBin, '--opencode-bin'],
-        [options.workspace, '--workspace'],
-        [options.sandbox, '--sandbox'],
-        [options.contextLimit, '--context-limit'],
-      ] as const) {
-        if (given) throw new UserError(`${name} only applies with --agent opencode`);
-      }
+    } else if (options.agent === 'claude-code') {
+      checkClaudeOptions(options, modeGiven);
+      stored.mode = 'free';
+    }
+    // Each driver's own options, refused with any other.
+    for (const [given, name, agents] of [
+      [options.opencodeBin, '--opencode-bin', ['opencode']],
+      [options.workspace, '--workspace', ['opencode', 'claude-code']],
+      [options.sandbox, '--sandbox', ['opencode']],
+      [options.contextLimit, '--context-limit', ['opencode']],
+      [options.claudeBin, '--claude-bin', ['claude-code']],
+    ] as const) {
+      if (given && !(agents as readonly string[]).includes(options.agent))
+        throw new UserError(`${name} only applies with ${agents.map((agent) => `--agent ${agent}`).join(' or ')}`);
     }
     for (const dir of stored.watch ?? []) {
       if (!existsSync(dir) || !statSync(dir).isDirectory())
@@ -152,6 +168,7 @@ export async function replay(
   const driver = stored.driver ?? 'builtin';
   // Everything that can be wrong with the opencode driver's setup is found before the run is created.
   const opencode = driver === 'opencode' ? await prepareOpencode(stored) : undefined;
+  const claude = driver === 'claude-code' ? prepareClaude(stored) : undefined;
 
   let systemPrompt: string | undefined;
   if (stored.systemPrompt) {
@@ -166,7 +183,7 @@ export async function replay(
   // The opencode driver reaches the model through opencode (upstreamFor): no provider of ours is built for it.
   let provider: Awaited<ReturnType<typeof providerFor>> | undefined;
   try {
-    if (!opencode)
+    if (!opencode && !claude)
       provider = await providerFor({
         spec: stored.model,
         ...(stored.baseUrl ? { baseURL: stored.baseUrl } : {}),
@@ -205,8 +222,8 @@ export async function replay(
   }
   if (opened.cut > 0)
     warn(`${outFile}: removed a torn last line (${opened.cut} bytes) left by an interrupted run`);
-  if (mode === 'resume' && driver === 'opencode') {
-    // opencode cannot go on from the middle of a session: one the killed run had begun but not finished is
+  if (mode === 'resume' && driver !== 'builtin') {
+    // A real agent cannot go on from the middle of a session: one the killed run had begun but not finished is
     // replayed again from its start, in a new opencode session, and its earlier pairs and turns are replaced.
     const begun = new Set(
       [...runs.doneTurns(runId), ...opened.done]
@@ -219,7 +236,7 @@ export async function replay(
       for (const id of begun) {
         runs.restartSession(runId, id);
         warn(
-          `${id.slice(0, 12)}: begun by the interrupted run; opencode cannot continue a session mid-way, so it is replayed again from its start`,
+          `${id.slice(0, 12)}: begun by the interrupted run; ${driver} cannot continue a session mid-way, so it is replayed again from its start`,
         );
       }
       if (replaced > 0) warn(`${replaced} earlier pair(s) of those sessions taken out of ${outFile}`);
@@ -282,7 +299,26 @@ export async function replay(
           `${turns.failed > 0 ? `, ${turns.failed} failed` : ''}${end.note ? ` (${end.note})` : ''}`,
       );
     };
-    if (opencode) {
+    if (claude) {
+      await replayClaudeCode({
+        runId,
+        model: stored.model,
+        upstream: claude.upstream,
+        sessions,
+        runs,
+        sessionIds,
+        writer: opened.writer,
+        concurrency: stored.concurrency,
+        onMiss: stored.onMiss ?? 'error',
+        maxTurnsFactor: stored.maxTurns ?? 2,
+        binary: claude.binary,
+        ...(stored.workspace ? { workspace: stored.workspace } : {}),
+        timeoutMs: stored.timeout * 1000,
+        onTurn,
+        onSession,
+        onNote: (text) => warn(text),
+      });
+    } else if (opencode) {
       await replayOpencode({
         runId,
         model: stored.model,
@@ -401,6 +437,70 @@ function reconcile(runs: RunStore, recorded: ReadonlySet<string>, pair: Pair): v
     completionTokens: pair.usage.completion_tokens,
     latencyMs: pair.latency_ms,
   });
+}
+
+/** The Claude Code driver's options that cannot go with it, found before anything runs. */
+function checkClaudeOptions(options: ReplayOptions, modeGiven: boolean): void {
+  if (modeGiven && options.mode === 'forced')
+    throw new UserError('--agent claude-code replays in free mode: Claude Code drives each session itself');
+  if (options.systemPrompt !== undefined)
+    throw new UserError(
+      '--system-prompt does not apply with --agent claude-code: Claude Code writes its own system prompt',
+    );
+  if (options.elideRepeats || options.maxResultBytes !== undefined)
+    throw new UserError(
+      '--elide-repeats and --max-result-bytes do not apply with --agent claude-code yet: the recorded results are handed over as they are',
+    );
+  if (options.workspace) {
+    const dir = resolve(options.workspace);
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      throw new UserError(`--workspace ${dir}: no such directory`);
+  }
+}
+
+/** The claude binary (its version said) and where its model calls go, before the run is created. */
+function prepareClaude(stored: StoredOptions): { binary: string; upstream: ClaudeModel } {
+  let found: ReturnType<typeof findClaude>;
+  try {
+    found = findClaude(stored.claudeBin);
+  } catch (error) {
+    if (error instanceof ClaudeNotFound)
+      throw new UserError(
+        error.message,
+        `pass --claude-bin PATH, or npm i -g @anthropic-ai/claude-code@${claudeCodeVersion}`,
+      );
+    throw error;
+  }
+  say(`${err.dim('claude:')} ${found.version ?? '(unknown version)'} at ${found.path}`);
+  if (found.version !== claudeCodeVersion)
+    warn(
+      `claude ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${claudeCodeVersion}`,
+    );
+  let kind: string;
+  let model: string;
+  try {
+    ({ kind, model } = parseSpec(stored.model));
+  } catch (error) {
+    if (error instanceof ProviderSpecError) throw new UserError(error.message);
+    throw error;
+  }
+  if (kind === 'recorded') return { binary: found.path, upstream: { kind: 'recorded' } };
+  if (kind === 'anthropic') {
+    const apiKey = process.env.ANTHROPIC_API_KEY;
+    return {
+      binary: found.path,
+      upstream: {
+        kind: 'http',
+        baseURL: stored.baseUrl ?? process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com',
+        model,
+        ...(apiKey ? { apiKey } : {}),
+      },
+    };
+  }
+  throw new UserError(
+    `--agent claude-code speaks the Anthropic Messages wire: --model ${stored.model} is not one`,
+    'use recorded, or anthropic:MODEL (with --base-url for any server speaking /v1/messages: vLLM, llama.cpp, ollama)',
+  );
 }
 
 /** The opencode driver's options that cannot go with it, found before anything runs. */

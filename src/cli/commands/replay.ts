@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import { claudeCodeVersion } from '../../drivers/claude-code/environment.js';
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
 import { openDb } from '../../store/db.js';
 import type { Driver } from '../../store/runs.js';
@@ -34,6 +35,7 @@ export interface ReplayOptions {
   agent: Driver;
   contextLimit?: number;
   opencodeBin?: string;
+  claudeBin?: string;
   workspace?: string;
   sandbox?: boolean;
   quiet?: boolean;
@@ -142,14 +144,18 @@ export function registerReplay(program: Command): void {
     .addOption(
       new Option(
         '--agent <driver>',
-        'who runs the agent loop: builtin (ours) or opencode (the real opencode binary, every tool answered from the recording)',
+        'who runs the agent loop: builtin (ours), opencode or claude-code (the real binary, every tool answered from the recording)',
       )
-        .choices(['builtin', 'opencode'])
+        .choices(['builtin', 'opencode', 'claude-code'])
         .default('builtin'),
     )
     .option(
       '--opencode-bin <path>',
       `--agent opencode: this opencode binary (default: the pinned ${opencodeVersion}, else opencode on PATH)`,
+    )
+    .option(
+      '--claude-bin <path>',
+      `--agent claude-code: this claude binary (default: claude on PATH; tested with ${claudeCodeVersion})`,
     )
     .option(
       '--context-limit <tokens>',
@@ -158,7 +164,7 @@ export function registerReplay(program: Command): void {
     )
     .option(
       '--workspace <dir>',
-      '--agent opencode: run opencode in this directory instead of each session’s recorded cwd',
+      '--agent opencode/claude-code: run the agent in this directory instead of each session’s recorded cwd',
     )
     .option(
       '--sandbox',
@@ -201,6 +207,13 @@ OpenAI-compatible endpoint), and each agent step becomes a pair, with the prompt
 them. Title and summary calls are left out of the pairs. Always free mode: the first user message is piped
 in, each later one continues the same opencode session.
 
+--agent claude-code runs the real claude binary headless (claude -p, then --resume for each later prompt) in a
+private HOME, config dir and TMPDIR, with no user or project settings and no MCP server. A PreToolUse hook
+denies every tool call before it runs (a shell script that needs nothing of ours), and a loopback proxy on the
+Anthropic Messages wire gives the model the recorded result in its place, by tool_use id. --model recorded, or
+anthropic:MODEL (ANTHROPIC_BASE_URL / --base-url: any server speaking /v1/messages). Claude Code sessions only;
+a sub-agent's Agent call is answered with its recorded report. Always free mode.
+
 Examples:
   $ replay-history replay --demo
   $ replay-history replay sample-sessions --force
@@ -217,7 +230,9 @@ Examples:
   $ replay-history replay 6f1c2a34 --watch ~/src/app --exclude ~/src/app/node_modules
   $ replay-history replay c0faf5aa --agent opencode --model ollama:qwen2.5-coder:7b
   $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox
-  $ replay-history replay c0faf5aa --agent opencode --opencode-bin ~/.opencode/bin/opencode --context-limit 32768`,
+  $ replay-history replay c0faf5aa --agent opencode --opencode-bin ~/.opencode/bin/opencode --context-limit 32768
+  $ replay-history replay 5a5a5a5a --agent claude-code --workspace /tmp/demo-app
+  $ replay-history replay 5a5a5a5a --agent claude-code --claude-bin ~/.local/bin/claude --model anthropic:claude-sonnet-4-6`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {
       if (options.resume) refuseWithResume(command);

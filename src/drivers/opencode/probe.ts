@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, wri
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { prepareEnvironment } from './environment.js';
 import { newSecret, readBody, sendJson, serveLoopback } from '../common/loopback.js';
+import { prepareEnvironment } from './environment.js';
 
 export class ProbeError extends Error {}
 

@@ -1,0 +1,423 @@
+// `replay --agent claude-code`: each session is replayed by the real Claude Code, headless (`claude -p`, then
+// `--resume` for each later prompt), in a private environment (environment.ts) where a hook denies every tool
+// call and the proxy (proxy.ts) gives the model the recorded result in its place. The model sees Claude Code's
+// own system prompt, tools and reminders; each agent step becomes a pair holding the request as Claude Code
+// sent it. Nothing the recording holds is run: the hook denies before any tool starts, with nothing of ours
+// needed to deny.
+import { existsSync, statSync } from 'node:fs';
+import { execa } from 'execa';
+import type { WireBlock } from '../../model/request.js';
+import type { Message } from '../../model/session.js';
+import { type Turn, turns } from '../../model/turns.js';
+import { isReadOnly, toolDefaults } from '../../replay/catalogue/index.js';
+import { assistantMessage, type ChatMessage, type ChatToolCall } from '../../replay/chat.js';
+import { matching, requestDigest, type SessionEnd } from '../../replay/engine.js';
+import { missMessage } from '../../replay/free.js';
+import { compareCalls } from '../../replay/match.js';
+import { type Pair, type PairsWriter, pairSchema } from '../../replay/pairs.js';
+import { ShortCircuit } from '../../replay/shortcircuit.js';
+import { type AnthropicWire, chatFromWire, messageBlocks, outputBlocks } from '../../replay/wire.js';
+import type { RunStore } from '../../store/runs.js';
+import type { SessionStore } from '../../store/sessions.js';
+import { newSecret, redact } from '../common/loopback.js';
+import { type Prompt, promptsOf, rebase } from '../opencode/driver.js';
+import { type AnthropicMessage, chatCompletion, finishReason } from '../wire/anthropic-messages.js';
+import { prepareClaudeEnvironment } from './environment.js';
+import { type Answered, type ClaudeExchange, type ClaudeUpstream, startClaudeProxy } from './proxy.js';
+
+type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
+
+export type ClaudeModel =
+  | { kind: 'recorded' }
+  | { kind: 'http'; baseURL: string; model: string; apiKey?: string };
+
+export interface ClaudeReplay {
+  runId: string;
+  /** The model as the run names it (`recorded`, `anthropic:claude-…`): what pairs carry. */
+  model: string;
+  upstream: ClaudeModel;
+  sessions: SessionStore;
+  runs: RunStore;
+  sessionIds: readonly string[];
+  writer: PairsWriter;
+  /** Sessions at once, each its own Claude Code, proxy and private environment. */
+  concurrency: number;
+  onMiss: 'error' | 'stop';
+  maxTurnsFactor: number;
+  binary: string;
+  /** Run every session here instead of its recorded cwd (calls' paths are rebased to the recorded one). */
+  workspace?: string;
+  /** Per model call, ms. */
+  timeoutMs: number;
+  onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
+  onSession?: (event: SessionEnd) => void;
+  onNote?: (text: string) => void;
+}
+
+/** Claude Code 2.1.328's own tools (`--tools` takes only these); a placeholder it adds is none of them. */
+const builtins = new Set([
+  'Agent',
+  'Bash',
+  'Edit',
+  'Glob',
+  'Grep',
+  'NotebookEdit',
+  'Read',
+  'TodoWrite',
+  'WebFetch',
+  'WebSearch',
+  'Write',
+]);
+
+/**
+ * The tools to start Claude Code with: those the session was offered (its first recorded request), else the
+ * built-ins it called and the four every session has.
+ */
+export function offeredTools(
+  requestTools: readonly unknown[] | undefined,
+  messages: readonly Message[],
+): string[] {
+  const named = (requestTools ?? []).map((tool) => String((tool as { name?: unknown }).name ?? ''));
+  if (named.length > 0) return named.filter((name) => builtins.has(name));
+  const called = new Set(['Bash', 'Edit', 'Read', 'Write']);
+  for (const message of messages)
+    for (const part of message.parts)
+      if (part.type === 'tool_call' && builtins.has(part.name)) called.add(part.name);
+  return [...called].sort();
+}
+
+/** The recorded answer of a turn as the Anthropic message a recorded model streams. */
+export function recordedMessage(turn: Turn, number: number): AnthropicMessage {
+  const content = messageBlocks(turn.response).filter((block) =>
+    ['text', 'thinking', 'redacted_thinking', 'tool_use'].includes(block.type),
+  );
+  return {
+    id: `msg_replay_${number}`,
+    model: turn.response.model ?? 'recorded',
+    content,
+    stop_reason: content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn',
+    usage: {
+      input_tokens: turn.response.usage?.inputTokens ?? 0,
+      output_tokens: turn.response.usage?.outputTokens ?? 0,
+    },
+  };
+}
+
+export async function replayClaudeCode(run: ClaudeReplay): Promise<void> {
+  const queue = [...run.sessionIds];
+  let fatal: unknown;
+  const worker = async (): Promise<void> => {
+    for (let id = queue.shift(); id !== undefined && fatal === undefined; id = queue.shift()) {
+      const status = run.runs.sessionStatus(run.runId, id);
+      if (status && status !== 'pending' && status !== 'failed') continue;
+      try {
+        await claudeSession(run, id);
+      } catch (error) {
+        fatal ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, run.concurrency) }, worker));
+  if (fatal !== undefined) throw fatal;
+}
+
+async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
+  const loaded = run.sessions.load(id);
+  if (!loaded) return;
+  const { session, own } = loaded;
+  const skip = (why: string): void => {
+    run.onNote?.(`${session.id.slice(0, 12)}: ${why}`);
+    run.runs.setSessionStatus(run.runId, session.id, 'failed');
+    run.onSession?.({ sessionId: session.id, status: 'failed', note: why });
+  };
+  if (session.agent !== 'claude-code')
+    return skip(
+      `not replayed: --agent claude-code replays Claude Code sessions (this one is ${session.agent})`,
+    );
+  if (session.kind === 'subagent')
+    return skip('not replayed on its own: a sub-agent is answered within its parent (its Agent call)');
+  const recordedTurns = [...turns(session.messages, own)];
+  const originals: Assistant[] = recordedTurns.map((turn) => assistantMessage(turn.response));
+  const prompts = promptsOf(session.messages, own, recordedTurns);
+  const workspace = run.workspace ?? session.cwd ?? undefined;
+  if (!workspace || !existsSync(workspace) || !statSync(workspace).isDirectory())
+    return skip(
+      `not replayed: ${workspace ? `its workspace ${workspace} is not on this machine` : 'no recorded cwd'} (pass --workspace DIR)`,
+    );
+  if (prompts.length === 0) return skip('not replayed: no user message to start from');
+  const recordedCwd = session.cwd ?? workspace;
+
+  // The results exactly as Claude Code sent them, where its request records hold them (block form, is_error).
+  const { byResponse } = run.sessions.loadRequests(id);
+  const recordedBlocks = new Map<string, WireBlock>();
+  let requestTools: unknown[] | undefined;
+  for (const request of byResponse.values()) {
+    if (request.tools.length > 0) requestTools ??= request.tools;
+    for (const message of request.messages)
+      if (message.role === 'user' && Array.isArray(message.content))
+        for (const block of message.content)
+          if (block.type === 'tool_result') recordedBlocks.set(String(block.tool_use_id), block);
+  }
+  const tools = offeredTools(requestTools, session.messages);
+  // Where each recorded result came among the session's results: the order Claude Code listed them in (its
+  // requests' order where recorded: the transcript's lines may be in another), then the transcript's.
+  const resultOrder = new Map<string, number>();
+  for (const id of recordedBlocks.keys()) resultOrder.set(id, resultOrder.size);
+  for (const message of session.messages)
+    for (const part of message.parts)
+      if (part.type === 'tool_result' && !resultOrder.has(part.callId))
+        resultOrder.set(part.callId, resultOrder.size);
+
+  const circuit = new ShortCircuit(session.messages, {
+    ...(session.cwd ? { cwd: session.cwd } : {}),
+    readOnly: (tool) => isReadOnly(session.agent, tool),
+    defaults: (tool) => toolDefaults(session.agent, tool),
+  });
+  const budget = Math.max(1, Math.ceil(originals.length * run.maxTurnsFactor));
+  const processTimeout = run.timeoutMs * (budget + 2) + 60_000;
+  let steps = 0;
+  let current: Prompt | undefined;
+  let inPrompt = 0;
+  let served = 0;
+  let summaries = session.messages.filter((message) => message.compaction);
+  let stopped: string | undefined;
+  let lastError: string | undefined;
+  let exhausted = 0;
+  let status: 'done' | 'diverged' | 'failed' = 'done';
+
+  const answer = (call: { id: string; name: string; input: unknown }): Answered => {
+    const tried = circuit.answer(call.name, rebase(call.input, workspace, recordedCwd));
+    if (tried.kind === 'hit') {
+      const block: WireBlock = recordedBlocks.get(tried.result.callId) ?? {
+        type: 'tool_result',
+        tool_use_id: tried.result.callId,
+        content: outputBlocks(tried.result.output),
+        ...(tried.result.isError ? { is_error: true } : {}),
+      };
+      return {
+        block: { ...block, tool_use_id: call.id },
+        order: resultOrder.get(tried.result.callId) ?? Number.MAX_SAFE_INTEGER,
+      };
+    }
+    run.runs.saveMiss(run.runId, {
+      sessionId: session.id,
+      turn: steps,
+      call: { name: call.name, input: call.input },
+      nearest: tried.nearest,
+      policy: run.onMiss,
+    });
+    if (run.onMiss === 'stop')
+      stopped ??= `replay-history: stopped (--on-miss stop): ${call.name} ${JSON.stringify(call.input)} is not in the recording`;
+    return {
+      block: {
+        type: 'tool_result',
+        tool_use_id: call.id,
+        content: missMessage(call.name, tried.nearest),
+        is_error: true,
+      },
+      order: Number.MAX_SAFE_INTEGER,
+    };
+  };
+
+  const upstream: ClaudeUpstream =
+    run.upstream.kind === 'recorded'
+      ? {
+          kind: 'recorded',
+          next: (kind) => {
+            if (kind === 'compaction') {
+              const [summary, ...rest] = summaries;
+              summaries = rest;
+              if (!summary) return undefined;
+              return {
+                id: `msg_replay_summary_${rest.length}`,
+                model: 'recorded',
+                content: messageBlocks(summary).filter((block) => block.type === 'text'),
+                stop_reason: 'end_turn',
+                usage: {},
+              };
+            }
+            const at = current?.turns[served];
+            const turn = at === undefined ? undefined : recordedTurns[at];
+            if (!turn) return undefined;
+            served++;
+            return recordedMessage(turn, served);
+          },
+        }
+      : run.upstream;
+
+  const onExchange = (exchange: ClaudeExchange): void => {
+    if (exchange.exhausted) {
+      exhausted++;
+      return;
+    }
+    if (exchange.kind !== 'step' || exchange.refused) return;
+    if (exchange.error !== undefined || !exchange.message) {
+      lastError = exchange.error ?? 'no answer';
+      return;
+    }
+    lastError = undefined;
+    steps++;
+    const turn = steps;
+    const at = current?.turns[inPrompt++];
+    const original = at === undefined ? null : (originals[at] ?? null);
+    const { metadata: _metadata, stream: _stream, ...body } = exchange.request;
+    const wire: AnthropicWire = {
+      api: 'anthropic-messages',
+      source: 'agent',
+      body: body as AnthropicWire['body'],
+      betas: exchange.betas,
+    };
+    const chat = chatFromWire(wire);
+    const completion = chatCompletion(exchange.message);
+    const made: ChatToolCall[] = (completion.tool_calls ?? []).map((call) => ({
+      ...call,
+      function: {
+        name: call.function.name,
+        arguments: JSON.stringify(rebase(JSON.parse(call.function.arguments), workspace, recordedCwd)),
+      },
+    }));
+    const match = compareCalls(made, original?.tool_calls ?? [], matching(session));
+    const usage = {
+      prompt_tokens: Number(exchange.message.usage.input_tokens ?? 0),
+      completion_tokens: Number(exchange.message.usage.output_tokens ?? 0),
+    };
+    const pair: Pair = {
+      schema: pairSchema,
+      run: run.runId,
+      session: session.id,
+      agent: session.agent,
+      turn,
+      mode: 'free',
+      model: run.model,
+      messages: chat.messages,
+      tools: chat.tools,
+      completion,
+      original,
+      match: { tool_calls: match.match },
+      usage,
+      latency_ms: exchange.latencyMs,
+      finish_reason: finishReason(exchange.message.stop_reason),
+      sources: { system: 'agent', tools: 'agent' },
+      tool_errors: chat.errors,
+      wire,
+    };
+    run.writer.write(pair);
+    run.runs.saveTurn(run.runId, {
+      sessionId: session.id,
+      turn,
+      status: 'ok',
+      requestDigest: requestDigest(run.model, pair.messages, pair.tools),
+      response: completion,
+      match: match.match,
+      callsPredicted: match.predicted,
+      callsOriginal: match.original,
+      callsMatched: match.matched,
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      latencyMs: exchange.latencyMs,
+    });
+    run.onTurn?.({ sessionId: session.id, turn, ok: true });
+  };
+
+  const secret = newSecret();
+  const proxy = await startClaudeProxy({
+    secret,
+    upstream,
+    answer,
+    onExchange,
+    timeoutMs: run.timeoutMs,
+    refuse: (kind) => {
+      if (kind !== 'step') return undefined;
+      if (stopped) return stopped;
+      if (steps >= budget)
+        return `replay-history: the session's budget of ${budget} model calls (--max-turns) is spent`;
+      return undefined;
+    },
+  });
+  const environment = prepareClaudeEnvironment({ workspace, baseURL: proxy.url, apiKey: secret, tools });
+  try {
+    let claudeSessionId: string | undefined;
+    for (const [index, prompt] of prompts.entries()) {
+      current = prompt;
+      inPrompt = 0;
+      served = 0;
+      const exhaustedBefore = exhausted;
+      const args = [
+        ...environment.args,
+        ...(claudeSessionId ? ['--resume', claudeSessionId] : []),
+        '-p',
+        prompt.text,
+      ];
+      const child = await execa(run.binary, args, {
+        cwd: workspace,
+        env: environment.env,
+        extendEnv: false,
+        stdin: 'ignore',
+        reject: false,
+        timeout: processTimeout,
+        forceKillAfterDelay: 2_000,
+        maxBuffer: 256 * 1024 * 1024,
+      });
+      const events = String(child.stdout ?? '')
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .flatMap((line) => {
+          try {
+            return [
+              JSON.parse(line) as { type?: string; subtype?: string; session_id?: unknown; result?: unknown },
+            ];
+          } catch {
+            return [];
+          }
+        });
+      claudeSessionId ??= events.find((event) => typeof event.session_id === 'string')?.session_id as
+        | string
+        | undefined;
+      if (stopped) {
+        status = 'diverged';
+        break;
+      }
+      if (steps >= budget && index < prompts.length - 1) {
+        run.onNote?.(`${session.id.slice(0, 12)}: stopped at the budget of ${budget} model calls`);
+        break;
+      }
+      const ranOut =
+        run.upstream.kind === 'recorded' && exhausted > exhaustedBefore && lastError === undefined;
+      const failed = child.exitCode !== 0 || lastError !== undefined || !claudeSessionId;
+      if (failed && !ranOut) {
+        const tail = String(child.stderr ?? '')
+          .trim()
+          .split('\n')
+          .slice(-5)
+          .join('\n');
+        const said = events.find((event) => event.type === 'result' && event.subtype !== 'success')?.result;
+        const why = redact(
+          lastError ??
+            (child.timedOut
+              ? `claude did not finish within ${Math.round(processTimeout / 1000)} s`
+              : `claude exited with ${child.exitCode ?? child.signal}${said ? `: ${String(said)}` : ''}${tail ? `\n${tail}` : ''}`),
+          secret,
+        );
+        run.runs.saveTurn(run.runId, {
+          sessionId: session.id,
+          turn: steps + 1,
+          status: 'failed',
+          requestDigest: '',
+          callsPredicted: 0,
+          callsOriginal: originals[steps]?.tool_calls?.length ?? 0,
+          callsMatched: 0,
+          error: why,
+        });
+        run.onTurn?.({ sessionId: session.id, turn: steps + 1, ok: false });
+        run.onNote?.(`${session.id.slice(0, 12)}: turn ${steps + 1} failed: ${why}`);
+        status = 'failed';
+        break;
+      }
+    }
+    run.runs.setSessionStatus(run.runId, session.id, status);
+    run.onSession?.({ sessionId: session.id, status });
+  } finally {
+    await proxy.close();
+    environment.cleanup();
+  }
+}

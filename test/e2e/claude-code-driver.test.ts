@@ -1,0 +1,222 @@
+// Issue 15: `replay --agent claude-code` runs the real Claude Code (the pinned @anthropic-ai/claude-code
+// 2.1.328) with every tool call denied by its hook and answered from the recording through our proxy.
+// 1. The real 2.1.328 session A1–A5 (test/fixtures/real/claude-code-2.1.328): every request Claude Code sends
+//    during the replay equals the request the model received when it was recorded (requests.jsonl), tools and
+//    messages, but for what running a tool or the machine makes (the environment block, the git status, the
+//    todo list quoted in a reminder) — and the workspace is as it was.
+// 2. A recorded session that would delete a file, write one and call the network: nothing happens.
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { root, run, tempDir } from '../helpers/cli.js';
+import { writeTranscript } from '../helpers/transcript.js';
+
+const fixture = join(root, 'test', 'fixtures', 'real', 'claude-code-2.1.328');
+
+interface Logged {
+  kind: string;
+  label: string;
+  body: { tools: unknown[]; messages: { role: string; content: unknown }[] };
+}
+interface PairLine {
+  turn: number;
+  mode: string;
+  sources: unknown;
+  match: { tool_calls: string };
+  wire: { source: string; body: { tools: unknown[]; messages: { role: string; content: unknown }[] } };
+}
+
+const logged: Logged[] = readFileSync(join(fixture, 'requests.jsonl'), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => {
+    const entry = JSON.parse(line) as Omit<Logged, 'body'> & { raw: string };
+    return { ...entry, body: JSON.parse(entry.raw) };
+  });
+
+let dir: ReturnType<typeof tempDir>;
+let db: string;
+let tmp: string;
+
+beforeAll(async () => {
+  dir = tempDir('claude-driver-');
+  db = join(dir.path, 'store.db');
+  tmp = join(dir.path, 'tmp');
+  mkdirSync(tmp);
+  expect((await run(['ingest', join(fixture, 'projects'), '--db', db])).exitCode).toBe(0);
+}, 60_000);
+afterAll(() => dir?.remove());
+
+const pairsOf = (file: string): PairLine[] =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as PairLine);
+
+/** What only running a tool, or this machine, makes: the parts of a request the recording cannot give back. */
+function madeByRunning(message: { role: string; content: unknown }): boolean {
+  const text = JSON.stringify(message.content);
+  return (
+    text.includes('# Environment\\nYou have been invoked') ||
+    text.includes('# gitStatus') ||
+    text.includes("The TodoWrite tool hasn't been used recently")
+  );
+}
+
+describe('replay --agent claude-code --model recorded', () => {
+  it('sends Claude Code’s model the recorded requests, with every call answered from the recording and the workspace untouched', async () => {
+    const ws = join(dir.path, 'demo-app');
+    mkdirSync(ws);
+    writeFileSync(join(ws, 'planted.txt'), 'as it was\n');
+    const before = statSync(join(ws, 'planted.txt'));
+    const out = join(dir.path, 'a.jsonl');
+    const listed = JSON.parse((await run(['sessions', '--db', db, '--json'])).stdout) as {
+      id: string;
+      title: string;
+    }[];
+    const main = listed.find((session) => session.title.startsWith('[A1]'))?.id as string;
+    const result = await run(
+      ['replay', main, '--db', db, '--agent', 'claude-code', '--workspace', ws, '--out', out, '--json'],
+      { env: { TMPDIR: tmp } },
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/claude: 2\.1\.328 at /);
+    const report = JSON.parse(result.stdout) as { turnsDone: number; misses: number; driver?: string };
+    expect(report.misses).toBe(0);
+
+    // The recorded turns of session A, in order: A1–A3 and, after the manual compaction, A5.
+    const recorded = logged.filter((entry) => entry.kind === 'scripted' && /^A\d/.test(entry.label));
+    const pairs = pairsOf(out);
+    expect(pairs).toHaveLength(recorded.length);
+    expect(report.turnsDone).toBe(recorded.length);
+    for (const pair of pairs) {
+      expect(pair.mode).toBe('free');
+      expect(pair.sources).toEqual({ system: 'agent', tools: 'agent' });
+      expect(pair.wire.source).toBe('agent');
+      expect(['exact', 'none']).toContain(pair.match.tool_calls);
+    }
+    // Before the compaction (A4's `/compact` is a command, not a prompt, so the replay does not compact):
+    // the same tools, byte for byte, and every message the same but for what running makes.
+    const beforeCompaction = recorded.filter((entry) => !entry.label.startsWith('A5'));
+    let compared = 0;
+    for (const [index, entry] of beforeCompaction.entries()) {
+      const sent = (pairs[index] as PairLine).wire.body;
+      expect(sent.tools, entry.label).toEqual(entry.body.tools);
+      expect(sent.messages, entry.label).toHaveLength(entry.body.messages.length);
+      for (const [at, message] of entry.body.messages.entries()) {
+        if (madeByRunning(message)) continue;
+        expect(sent.messages[at], `${entry.label} message ${at}`).toEqual(message);
+        compared++;
+      }
+    }
+    // Most of each request is compared, recorded results (is_error, order, cache breakpoints) included.
+    expect(compared).toBeGreaterThan(150);
+
+    // Nothing ran: the workspace holds what it held, and the private tree is gone.
+    expect(readdirSync(ws)).toEqual(['planted.txt']);
+    const after = statSync(join(ws, 'planted.txt'));
+    expect([after.mtimeMs, after.ino, after.size]).toEqual([before.mtimeMs, before.ino, before.size]);
+    expect(readdirSync(tmp).filter((name) => name.startsWith('replay-claude-'))).toEqual([]);
+  }, 240_000);
+});
+
+describe('replay --agent claude-code: a recording of harmful calls', () => {
+  let listener: Server;
+  let hits = 0;
+  beforeAll(async () => {
+    listener = createServer((_req, res) => {
+      hits++;
+      res.end('exfiltrated');
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', () => resolve()));
+  });
+  afterAll(() => new Promise<void>((resolve) => listener.close(() => resolve())));
+
+  it('runs none of them: no file removed or made, no request reaches the network', async () => {
+    const ws = join(dir.path, 'victim-ws');
+    mkdirSync(ws);
+    const victim = join(ws, 'victim.txt');
+    const created = join(ws, 'created.txt');
+    const marker = join(ws, 'marker');
+    writeFileSync(victim, 'keep me\n');
+    const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/exfil`;
+    const logs = join(dir.path, 'harmful');
+    mkdirSync(logs);
+    writeTranscript(join(logs, 'harmful.jsonl'), {
+      sessionId: 'cccccccc-0000-4000-8000-000000000015',
+      cwd: ws,
+      prompt: 'Clean up and report home.',
+      steps: [
+        { calls: [{ id: 'toolu_rm', name: 'Bash', input: { command: `rm -f ${victim}` }, result: '' }] },
+        {
+          calls: [
+            { id: 'toolu_touch', name: 'Bash', input: { command: `touch ${marker}` }, result: '' },
+            {
+              id: 'toolu_write',
+              name: 'Write',
+              input: { file_path: created, content: 'pwned' },
+              result: `File created successfully at: ${created}`,
+            },
+          ],
+        },
+        {
+          calls: [
+            {
+              id: 'toolu_edit',
+              name: 'Edit',
+              input: { file_path: victim, old_string: 'keep me', new_string: 'gone' },
+              result: `The file ${victim} has been updated.`,
+            },
+          ],
+        },
+        { calls: [{ id: 'toolu_curl', name: 'Bash', input: { command: `curl -s ${url}` }, result: 'ok' }] },
+        {
+          calls: [
+            {
+              id: 'toolu_fetch',
+              name: 'WebFetch',
+              input: { url, prompt: 'what is there?' },
+              result: 'nothing',
+            },
+          ],
+        },
+      ],
+      answer: 'Cleaned up.',
+    });
+    const store = join(dir.path, 'harmful.db');
+    expect((await run(['ingest', logs, '--db', store])).exitCode).toBe(0);
+    const out = join(dir.path, 'harmful.jsonl');
+    const result = await run(
+      ['replay', '--all', '--db', store, '--agent', 'claude-code', '--out', out, '--json'],
+      {
+        env: { TMPDIR: tmp },
+      },
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as { turnsDone: number; misses: number };
+    expect(report).toMatchObject({ turnsDone: 6, misses: 0 });
+    // Every call reached the model as its recorded result.
+    const last = pairsOf(out).at(-1)?.wire.body.messages ?? [];
+    const results = last.flatMap((message) =>
+      Array.isArray(message.content)
+        ? (message.content as { type: string; content?: unknown }[]).filter(
+            (block) => block.type === 'tool_result',
+          )
+        : [],
+    );
+    expect(results.map((block) => block.content)).toEqual([
+      '',
+      '',
+      `File created successfully at: ${created}`,
+      `The file ${victim} has been updated.`,
+      'ok',
+      'nothing',
+    ]);
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n');
+    expect(existsSync(created)).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+    expect(hits).toBe(0);
+  }, 240_000);
+});
