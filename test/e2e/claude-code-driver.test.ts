@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root, run, tempDir } from '../helpers/cli.js';
+import { startModelServer } from '../helpers/model-server.js';
 import { writeTranscript } from '../helpers/transcript.js';
 
 const fixture = join(root, 'test', 'fixtures', 'real', 'claude-code-2.1.328');
@@ -218,5 +219,105 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
     expect(existsSync(created)).toBe(false);
     expect(existsSync(marker)).toBe(false);
     expect(hits).toBe(0);
+  }, 240_000);
+});
+
+describe('replay --agent claude-code --model anthropic:…', () => {
+  it('sends Claude Code’s requests to the model with the recorded results in place; a call the recording lacks is a miss, never run', async () => {
+    const ws = join(dir.path, 'notes-ws');
+    mkdirSync(ws);
+    writeFileSync(join(ws, 'notes.txt'), 'the file as it is now\n');
+    const logs = join(dir.path, 'notes');
+    mkdirSync(logs);
+    writeTranscript(join(logs, 'notes.jsonl'), {
+      sessionId: 'cccccccc-0000-4000-8000-000000000016',
+      cwd: ws,
+      prompt: 'Read the notes.',
+      steps: [
+        {
+          calls: [
+            {
+              id: 'toolu_notes',
+              name: 'Read',
+              input: { file_path: join(ws, 'notes.txt') },
+              result: 'RECORDED NOTES',
+            },
+          ],
+        },
+      ],
+      answer: 'The notes say hello.',
+    });
+    const store = join(dir.path, 'notes.db');
+    expect((await run(['ingest', logs, '--db', store])).exitCode).toBe(0);
+    const server = await startModelServer({
+      turns: [
+        {
+          text: 'Reading.',
+          toolCalls: [{ id: 'toolu_live1', name: 'Read', arguments: { file_path: join(ws, 'notes.txt') } }],
+        },
+        {
+          toolCalls: [{ id: 'toolu_live2', name: 'Read', arguments: { file_path: join(ws, 'secret.txt') } }],
+        },
+        { text: 'Done.' },
+      ],
+    });
+    try {
+      const out = join(dir.path, 'notes-pairs.jsonl');
+      const result = await run(
+        [
+          'replay',
+          '--all',
+          '--db',
+          store,
+          '--agent',
+          'claude-code',
+          '--model',
+          'anthropic:claude-live-test',
+          '--base-url',
+          server.baseURL.replace(/\/v1$/, ''),
+          '--out',
+          out,
+          '--json',
+        ],
+        { env: { TMPDIR: tmp, ANTHROPIC_API_KEY: 'sk-ant-upstream-key' } },
+      );
+      expect(result.exitCode, result.stderr).toBe(0);
+      const asked = server.chatRequests();
+      expect(asked).toHaveLength(3);
+      // The upstream got the user's key and our model, never the run's secret.
+      for (const request of asked) {
+        expect(request.headers['x-api-key']).toBe('sk-ant-upstream-key');
+        expect(request.body?.model).toBe('claude-live-test');
+        expect(request.body?.stream).toBe(true);
+      }
+      const resultsIn = (index: number) =>
+        ((asked[index]?.body?.messages ?? []) as { content: unknown }[]).flatMap((message) =>
+          Array.isArray(message.content)
+            ? (
+                message.content as {
+                  type: string;
+                  tool_use_id?: string;
+                  content?: unknown;
+                  is_error?: boolean;
+                }[]
+              ).filter((block) => block.type === 'tool_result')
+            : [],
+        );
+      // The recorded result, not the file on disk, not the hook's deny text.
+      const [given] = resultsIn(1);
+      const { cache_control: _mark, ...block } = given as Record<string, unknown>;
+      expect(block).toEqual({ type: 'tool_result', tool_use_id: 'toolu_live1', content: 'RECORDED NOTES' });
+      // A file the recording never read: an error result saying so; the file was not read (it does not exist).
+      const miss = resultsIn(2)[1];
+      expect(miss).toMatchObject({ tool_use_id: 'toolu_live2', is_error: true });
+      expect(String(miss?.content)).toContain('not in the recording');
+      const report = JSON.parse(result.stdout) as { misses: number; turnsDone: number };
+      expect(report).toMatchObject({ misses: 1, turnsDone: 3 });
+      const pairs = pairsOf(out);
+      expect(pairs.map((pair) => pair.match.tool_calls)).toEqual(['exact', 'differs', 'none']);
+      expect(readFileSync(join(ws, 'notes.txt'), 'utf8')).toBe('the file as it is now\n');
+    } finally {
+      await server.close();
+    }
   }, 240_000);
 });
