@@ -52,6 +52,11 @@ export interface Pair {
   tool_errors?: string[];
   /** v2: the request on the agent's own wire (Claude Code: Anthropic Messages), when it speaks another. */
   wire?: Wire;
+  /**
+   * v2, a real agent's step whose request was recorded: what of it differs from the recorded request —
+   * `system`, `tools`, `messages[i]` — after harness text was taken from the recording (empty: identical).
+   */
+  differs_from_recording?: string[];
 }
 
 export class PairsFileError extends Error {}

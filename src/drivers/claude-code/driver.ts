@@ -6,7 +6,7 @@
 // needed to deny.
 import { existsSync, statSync } from 'node:fs';
 import { execa } from 'execa';
-import type { WireBlock } from '../../model/request.js';
+import { type WireBlock, type WireMessage, wireBody } from '../../model/request.js';
 import type { Message } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
 import { isReadOnly, toolDefaults } from '../../replay/catalogue/index.js';
@@ -23,6 +23,7 @@ import { newSecret, redact } from '../common/loopback.js';
 import { type Prompt, promptsOf, rebase } from '../opencode/driver.js';
 import { type AnthropicMessage, chatCompletion, finishReason } from '../wire/anthropic-messages.js';
 import { prepareClaudeEnvironment } from './environment.js';
+import { differences, fromRecording, systemFromRecording } from './harness.js';
 import { type Answered, type ClaudeExchange, type ClaudeUpstream, startClaudeProxy } from './proxy.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
@@ -300,6 +301,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
       sources: { system: 'agent', tools: 'agent' },
       tool_errors: chat.errors,
       wire,
+      ...(exchange.differs ? { differs_from_recording: exchange.differs } : {}),
     };
     run.writer.write(pair);
     run.runs.saveTurn(run.runId, {
@@ -325,6 +327,24 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     upstream,
     answer,
     onExchange,
+    // The step being asked answers the prompt's next recorded turn: its recorded request, where there is one.
+    rewrite: (request) => {
+      const at = current?.turns[inPrompt];
+      const nativeId = at === undefined ? undefined : recordedTurns[at]?.response.nativeId;
+      const recorded = nativeId === undefined ? undefined : byResponse.get(nativeId);
+      if (!recorded || recorded.fidelity !== 'exact') return undefined;
+      const body = wireBody(recorded).body as {
+        system: WireBlock[];
+        tools: unknown[];
+        messages: WireMessage[];
+      };
+      const { messages, differs } = fromRecording(request.messages, body.messages);
+      const system = Array.isArray(request.system)
+        ? systemFromRecording(request.system as WireBlock[], body.system)
+        : request.system;
+      const rewritten = { ...request, ...(system !== undefined ? { system } : {}), messages };
+      return { request: rewritten, differs: differences(rewritten, body, differs) };
+    },
     timeoutMs: run.timeoutMs,
     refuse: (kind) => {
       if (kind !== 'step') return undefined;

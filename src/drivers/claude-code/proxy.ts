@@ -26,6 +26,8 @@ export interface ClaudeExchange {
   latencyMs: number;
   /** The `anthropic-beta` header's values, as Claude Code sent them. */
   betas: string[];
+  /** What still differs from the turn's recorded request: `system`, `tools`, `messages[i]` (harness.ts). */
+  differs?: string[];
 }
 
 export type ClaudeUpstream =
@@ -41,6 +43,10 @@ export interface ClaudeProxyOptions {
   /** A step not to send (budget, --on-miss stop): the reason, given to Claude Code as an error. */
   refuse?: (kind: ExchangeKind) => string | undefined;
   onExchange?: (exchange: ClaudeExchange) => void;
+  /** Harness text taken from the turn's recorded request, for a step (harness.ts); undefined: none recorded. */
+  rewrite?: (
+    request: ClaudeExchange['request'],
+  ) => { request: ClaudeExchange['request']; differs: string[] } | undefined;
   timeoutMs?: number;
 }
 
@@ -124,7 +130,12 @@ export async function startClaudeProxy(options: ClaudeProxyOptions): Promise<Cla
       return;
     }
     const kind = kindOf(body);
-    const request = { ...body, messages: substitute(body.messages, answers) };
+    let request: ClaudeExchange['request'] = { ...body, messages: substitute(body.messages, answers) };
+    let differs: string[] | undefined;
+    if (kind === 'step') {
+      const rewritten = options.rewrite?.(request);
+      if (rewritten) ({ request, differs } = rewritten);
+    }
     const beta = req.headers['anthropic-beta'];
     const betas = typeof beta === 'string' ? beta.split(',').filter(Boolean) : [];
     const report = (fields: Partial<ClaudeExchange>): void =>
@@ -133,6 +144,7 @@ export async function startClaudeProxy(options: ClaudeProxyOptions): Promise<Cla
         request,
         betas,
         latencyMs: Math.round(performance.now() - started),
+        ...(differs ? { differs } : {}),
         ...fields,
       });
 

@@ -66,7 +66,7 @@ function resultOf(server: ModelServer): { is_error?: boolean; content?: unknown 
   const messages = (server.chatRequests()[1]?.body?.messages ?? []) as { content: unknown }[];
   for (const message of messages)
     if (Array.isArray(message.content))
-      for (const block of message.content as { type: string }[])
+      for (const block of message.content as { type: string; is_error?: boolean; content?: unknown }[])
         if (block.type === 'tool_result') return block;
   return undefined;
 }
