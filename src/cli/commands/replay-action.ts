@@ -150,7 +150,9 @@ export async function replay(
       [options.claudeBin, '--claude-bin', ['claude-code']],
     ] as const) {
       if (given && !(agents as readonly string[]).includes(options.agent))
-        throw new UserError(`${name} only applies with ${agents.map((agent) => `--agent ${agent}`).join(' or ')}`);
+        throw new UserError(
+          `${name} only applies with ${agents.map((agent) => `--agent ${agent}`).join(' or ')}`,
+        );
     }
     for (const dir of stored.watch ?? []) {
       if (!existsSync(dir) || !statSync(dir).isDirectory())

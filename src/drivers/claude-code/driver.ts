@@ -332,7 +332,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
       const at = current?.turns[inPrompt];
       const nativeId = at === undefined ? undefined : recordedTurns[at]?.response.nativeId;
       const recorded = nativeId === undefined ? undefined : byResponse.get(nativeId);
-      if (!recorded || recorded.fidelity !== 'exact') return undefined;
+      if (recorded?.fidelity !== 'exact') return undefined;
       const body = wireBody(recorded).body as {
         system: WireBlock[];
         tools: unknown[];

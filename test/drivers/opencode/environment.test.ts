@@ -5,12 +5,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { newSecret } from '../../../src/drivers/common/loopback.js';
 import {
   makePrivateTree,
   prepareEnvironment,
   sweepStale,
 } from '../../../src/drivers/opencode/environment.js';
-import { newSecret } from '../../../src/drivers/common/loopback.js';
 import {
   answersSocketEnv,
   answersUrlEnv,

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newSecret } from '../../../src/drivers/common/loopback.js';
 import {
   type AnswerServer,
   type AnswerServerOptions,
@@ -24,7 +25,6 @@ import {
   startAnswerServer,
 } from '../../../src/drivers/opencode/answers.js';
 import { type Environment, prepareEnvironment } from '../../../src/drivers/opencode/environment.js';
-import { newSecret } from '../../../src/drivers/common/loopback.js';
 import type { Message } from '../../../src/model/session.js';
 import { ShortCircuit } from '../../../src/replay/shortcircuit.js';
 import {

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type AnswerServer, startAnswerServer } from '../../../src/drivers/opencode/answers.js';
 import { newSecret } from '../../../src/drivers/common/loopback.js';
+import { type AnswerServer, startAnswerServer } from '../../../src/drivers/opencode/answers.js';
 import {
   answersSocketEnv,
   answersUrlEnv,

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { prepareEnvironment } from '../../../src/drivers/opencode/environment.js';
 import { newSecret } from '../../../src/drivers/common/loopback.js';
+import { prepareEnvironment } from '../../../src/drivers/opencode/environment.js';
 import {
   type Exchange,
   pairFromExchange,
