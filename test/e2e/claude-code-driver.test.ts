@@ -113,6 +113,48 @@ describe('replay --agent claude-code --model recorded', () => {
   }, 240_000);
 });
 
+describe('replay --agent claude-code --concurrency 2', () => {
+  it('replays sessions at once, each in its own Claude Code; a sub-agent is answered within its parent', async () => {
+    const ws = join(dir.path, 'all-ws');
+    mkdirSync(ws);
+    const out = join(dir.path, 'all.jsonl');
+    const listed = JSON.parse((await run(['sessions', '--db', db, '--json'])).stdout) as {
+      id: string;
+      title: string;
+      kind: string;
+    }[];
+    const byTitle = (prefix: string) =>
+      listed.find((session) => session.title.startsWith(prefix))?.id as string;
+    const subagent = listed.find((session) => session.kind === 'subagent')?.id as string;
+    const targets = [byTitle('[B1]'), byTitle('[D1]'), subagent];
+    const args = ['--agent', 'claude-code', '--workspace', ws, '--concurrency', '2', '--out', out, '--json'];
+    const result = await run(['replay', ...targets, '--db', db, ...args], { env: { TMPDIR: tmp } });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as { id: string; status: string };
+    expect(report.status).toBe('done');
+    const counts = new Map<string, number>();
+    for (const line of readFileSync(out, 'utf8').trim().split('\n')) {
+      const { session } = JSON.parse(line) as { session: string };
+      counts.set(session, (counts.get(session) ?? 0) + 1);
+    }
+    // B: its first answer reports a context near the limit, so Claude Code compacts (answered with the recorded
+    // summary) and goes on: 5 turns, as recorded. D: its third recorded turn came after the background agent's
+    // notification, which a denied Agent call never sends: 2.
+    expect(counts.get(byTitle('[B1]'))).toBe(5);
+    expect(counts.get(byTitle('[D1]'))).toBe(2);
+    // The sub-agent is not replayed on its own, and that is no failure.
+    expect(counts.has(subagent)).toBe(false);
+    expect(result.stderr).toContain(
+      `${subagent.slice(0, 8)} done: 0 turn(s) (a sub-agent: answered within its parent`,
+    );
+    const shown = JSON.parse((await run(['runs', report.id, '--db', db, '--json'])).stdout) as {
+      driver: string;
+    };
+    expect(shown.driver).toBe('claude-code');
+    expect(readdirSync(ws)).toEqual([]);
+  }, 240_000);
+});
+
 describe('replay --agent claude-code: a recording of harmful calls', () => {
   let listener: Server;
   let hits = 0;

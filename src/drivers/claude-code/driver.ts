@@ -126,17 +126,18 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   const loaded = run.sessions.load(id);
   if (!loaded) return;
   const { session, own } = loaded;
-  const skip = (why: string): void => {
-    run.onNote?.(`${session.id.slice(0, 12)}: ${why}`);
-    run.runs.setSessionStatus(run.runId, session.id, 'failed');
-    run.onSession?.({ sessionId: session.id, status: 'failed', note: why });
+  const skip = (why: string, status: 'done' | 'failed' = 'failed'): void => {
+    if (status === 'failed') run.onNote?.(`${session.id.slice(0, 12)}: ${why}`);
+    run.runs.setSessionStatus(run.runId, session.id, status);
+    run.onSession?.({ sessionId: session.id, status, note: why });
   };
   if (session.agent !== 'claude-code')
     return skip(
       `not replayed: --agent claude-code replays Claude Code sessions (this one is ${session.agent})`,
     );
+  // Not a failure: its work reaches the model through its parent's Agent call (answered with its report).
   if (session.kind === 'subagent')
-    return skip('not replayed on its own: a sub-agent is answered within its parent (its Agent call)');
+    return skip('a sub-agent: answered within its parent, by its Agent call', 'done');
   const recordedTurns = [...turns(session.messages, own)];
   const originals: Assistant[] = recordedTurns.map((turn) => assistantMessage(turn.response));
   const prompts = promptsOf(session.messages, own, recordedTurns);
