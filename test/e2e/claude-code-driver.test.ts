@@ -9,11 +9,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root, run, tempDir } from '../helpers/cli.js';
+import { run, tempDir } from '../helpers/cli.js';
 import { startModelServer } from '../helpers/model-server.js';
+import { claudeFixture as fixture, loggedRequests } from '../helpers/requests-log.js';
 import { writeTranscript } from '../helpers/transcript.js';
-
-const fixture = join(root, 'test', 'fixtures', 'real', 'claude-code-2.1.328');
 
 interface Logged {
   kind: string;
@@ -29,13 +28,7 @@ interface PairLine {
   wire: { source: string; body: { tools: unknown[]; messages: { role: string; content: unknown }[] } };
 }
 
-const logged: Logged[] = readFileSync(join(fixture, 'requests.jsonl'), 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((line) => {
-    const entry = JSON.parse(line) as Omit<Logged, 'body'> & { raw: string };
-    return { ...entry, body: JSON.parse(entry.raw) };
-  });
+const logged: Logged[] = loggedRequests<Logged['body']>();
 
 let dir: ReturnType<typeof tempDir>;
 let db: string;

@@ -6,10 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root, run, tempDir } from '../helpers/cli.js';
+import { run, tempDir } from '../helpers/cli.js';
 import { type ModelServer, type RecordedRequest, startModelServer } from '../helpers/model-server.js';
-
-const fixture = join(root, 'test', 'fixtures', 'real', 'claude-code-2.1.328');
+import { claudeFixture as fixture, loggedRequests } from '../helpers/requests-log.js';
 
 interface Logged {
   kind: 'scripted' | 'compaction';
@@ -22,13 +21,7 @@ interface Logged {
   };
 }
 
-const logged: Logged[] = readFileSync(join(fixture, 'requests.jsonl'), 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((line) => {
-    const entry = JSON.parse(line) as Omit<Logged, 'body'> & { raw: string };
-    return { ...entry, body: JSON.parse(entry.raw) };
-  });
+const logged: Logged[] = loggedRequests<Logged['body']>();
 const scripted = logged.filter((entry) => entry.kind === 'scripted');
 
 interface PairLine {

@@ -301,50 +301,37 @@ export async function replay(
           `${turns.failed > 0 ? `, ${turns.failed} failed` : ''}${end.note ? ` (${end.note})` : ''}`,
       );
     };
+    // What every real-agent driver takes, whatever the agent.
+    const agentRun = {
+      runId,
+      model: stored.model,
+      sessions,
+      runs,
+      sessionIds,
+      writer: opened.writer,
+      concurrency: stored.concurrency,
+      onMiss: stored.onMiss ?? 'error',
+      maxTurnsFactor: stored.maxTurns ?? 2,
+      ...(stored.workspace ? { workspace: stored.workspace } : {}),
+      timeoutMs: stored.timeout * 1000,
+      onTurn,
+      onSession,
+      onNote: (text: string) => warn(text),
+    } as const;
     if (claude) {
-      await replayClaudeCode({
-        runId,
-        model: stored.model,
-        upstream: claude.upstream,
-        sessions,
-        runs,
-        sessionIds,
-        writer: opened.writer,
-        concurrency: stored.concurrency,
-        onMiss: stored.onMiss ?? 'error',
-        maxTurnsFactor: stored.maxTurns ?? 2,
-        binary: claude.binary,
-        ...(stored.workspace ? { workspace: stored.workspace } : {}),
-        timeoutMs: stored.timeout * 1000,
-        onTurn,
-        onSession,
-        onNote: (text) => warn(text),
-      });
+      await replayClaudeCode({ ...agentRun, upstream: claude.upstream, binary: claude.binary });
     } else if (opencode) {
       await replayOpencode({
-        runId,
-        model: stored.model,
+        ...agentRun,
         upstream: opencode.upstream,
-        sessions,
-        runs,
-        sessionIds,
-        writer: opened.writer,
-        concurrency: stored.concurrency,
-        onMiss: stored.onMiss ?? 'error',
-        maxTurnsFactor: stored.maxTurns ?? 2,
         binary: opencode.binary,
         tools: opencode.tools,
         ...(stored.shown ? { shown: stored.shown } : {}),
         ...(stored.contextLimit
           ? { limit: { context: stored.contextLimit, output: stored.maxTokens ?? 4096 } }
           : {}),
-        ...(stored.workspace ? { workspace: stored.workspace } : {}),
         ...(stored.sandbox ? { sandbox: { readOnly: check.roots } } : {}),
         ...(check.view ? { view: check.view } : {}),
-        timeoutMs: stored.timeout * 1000,
-        onTurn,
-        onSession,
-        onNote: (text) => warn(text),
       });
     } else if (provider) {
       const common = {

@@ -20,6 +20,7 @@ import { type AnthropicWire, chatFromWire, messageBlocks, outputBlocks } from '.
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import { newSecret, redact } from '../common/loopback.js';
+import { forEachSession } from '../common/sessions.js';
 import { type Prompt, promptsOf, rebase } from '../opencode/driver.js';
 import { type AnthropicMessage, chatCompletion, finishReason } from '../wire/anthropic-messages.js';
 import { prepareClaudeEnvironment } from './environment.js';
@@ -105,21 +106,7 @@ export function recordedMessage(turn: Turn, number: number): AnthropicMessage {
 }
 
 export async function replayClaudeCode(run: ClaudeReplay): Promise<void> {
-  const queue = [...run.sessionIds];
-  let fatal: unknown;
-  const worker = async (): Promise<void> => {
-    for (let id = queue.shift(); id !== undefined && fatal === undefined; id = queue.shift()) {
-      const status = run.runs.sessionStatus(run.runId, id);
-      if (status && status !== 'pending' && status !== 'failed') continue;
-      try {
-        await claudeSession(run, id);
-      } catch (error) {
-        fatal ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, run.concurrency) }, worker));
-  if (fatal !== undefined) throw fatal;
+  await forEachSession(run, (id) => claudeSession(run, id));
 }
 
 async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {

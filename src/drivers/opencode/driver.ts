@@ -27,6 +27,7 @@ import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
 import { sandboxed } from '../../verify/sandbox.js';
 import { newSecret, redact, socketFits } from '../common/loopback.js';
+import { forEachSession } from '../common/sessions.js';
 import { type AnswerServer, type AnswerSource, startAnswerServer } from './answers.js';
 import { makePrivateTree, prepareEnvironment } from './environment.js';
 import { opencodeCall, type RecordedName, recordedNames } from './mapping.js';
@@ -190,21 +191,7 @@ function asOpencode(agent: string, message: Assistant): Assistant {
 
 /** Runs every session through opencode, `concurrency` at a time. A fatal error stops all. */
 export async function replayOpencode(run: OpencodeReplay): Promise<void> {
-  const queue = [...run.sessionIds];
-  let fatal: unknown;
-  const worker = async (): Promise<void> => {
-    for (let id = queue.shift(); id !== undefined && fatal === undefined; id = queue.shift()) {
-      const status = run.runs.sessionStatus(run.runId, id);
-      if (status && status !== 'pending' && status !== 'failed') continue;
-      try {
-        await opencodeSession(run, id);
-      } catch (error) {
-        fatal ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, run.concurrency) }, worker));
-  if (fatal !== undefined) throw fatal;
+  await forEachSession(run, (id) => opencodeSession(run, id));
 }
 
 async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
