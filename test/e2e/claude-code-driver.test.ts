@@ -8,8 +8,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, tempDir } from '../helpers/cli.js';
+import { bin, run, tempDir } from '../helpers/cli.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { claudeFixture as fixture, loggedRequests } from '../helpers/requests-log.js';
 import { writeTranscript } from '../helpers/transcript.js';
@@ -341,6 +342,112 @@ describe('replay --agent claude-code --model anthropic:…', () => {
       const pairs = pairsOf(out);
       expect(pairs.map((pair) => pair.match.tool_calls)).toEqual(['exact', 'differs', 'none']);
       expect(readFileSync(join(ws, 'notes.txt'), 'utf8')).toBe('the file as it is now\n');
+    } finally {
+      await server.close();
+    }
+  }, 240_000);
+});
+
+/** The pids of the processes below `root` whose name has `name` in it, from /proc. */
+function descendants(root: number, name: string): number[] {
+  const parents = new Map<number, { ppid: number; comm: string }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parents.set(Number(entry), {
+        ppid: Number(fields[1]),
+        comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  for (const [pid, { comm }] of parents) {
+    let at = parents.get(pid)?.ppid;
+    while (at !== undefined && at !== root && at > 1) at = parents.get(at)?.ppid;
+    if (at === root && comm.includes(name)) found.push(pid);
+  }
+  return found;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('replay --agent claude-code killed with SIGKILL mid-run', () => {
+  it('stops Claude Code too, with nothing run and the workspace unchanged', async () => {
+    const ws = join(dir.path, 'killed-ws');
+    mkdirSync(ws);
+    const marker = join(ws, 'marker');
+    const logs = join(dir.path, 'killed');
+    mkdirSync(logs);
+    writeTranscript(join(logs, 'killed.jsonl'), {
+      sessionId: 'cccccccc-0000-4000-8000-000000000017',
+      cwd: ws,
+      prompt: 'Make the marker twice.',
+      steps: [
+        { calls: [{ id: 'toolu_t1', name: 'Bash', input: { command: `touch ${marker}` }, result: '' }] },
+        { calls: [{ id: 'toolu_t2', name: 'Bash', input: { command: `touch ${marker}` }, result: '' }] },
+      ],
+      answer: 'Made.',
+    });
+    const store = join(dir.path, 'killed.db');
+    expect((await run(['ingest', logs, '--db', store])).exitCode).toBe(0);
+    // The second answer never comes in time: the replay is killed while Claude Code waits for it, between two
+    // tool calls.
+    const server = await startModelServer({
+      turns: [
+        { toolCalls: [{ id: 'toolu_live1', name: 'Bash', arguments: { command: `touch ${marker}` } }] },
+        {
+          delayMs: 120_000,
+          toolCalls: [{ id: 'toolu_live2', name: 'Bash', arguments: { command: `touch ${marker}` } }],
+        },
+      ],
+    });
+    try {
+      const child = execa(
+        'node',
+        [
+          bin,
+          'replay',
+          '--all',
+          '--db',
+          store,
+          '--agent',
+          'claude-code',
+          '--model',
+          'anthropic:claude-live-test',
+          '--base-url',
+          server.baseURL.replace(/\/v1$/, ''),
+          '--out',
+          join(dir.path, 'killed.jsonl'),
+        ],
+        { reject: false, env: { NO_COLOR: '1', TMPDIR: tmp, ANTHROPIC_API_KEY: 'sk-ant-upstream-key' } },
+      );
+      const pid = child.pid as number;
+      for (let waited = 0; server.chatRequests().length < 2; waited += 50) {
+        if (waited > 120_000) throw new Error('Claude Code never asked a second time');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const claudes = descendants(pid, 'claude');
+      expect(claudes.length).toBeGreaterThan(0);
+      process.kill(pid, 'SIGKILL');
+      await child;
+      // The watchdog stops Claude Code within seconds (it checks every second, then TERM, then KILL).
+      for (let waited = 0; claudes.some(alive); waited += 100) {
+        if (waited > 30_000) throw new Error(`Claude Code still runs: ${claudes.filter(alive).join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(existsSync(marker)).toBe(false);
+      expect(readdirSync(ws)).toEqual([]);
     } finally {
       await server.close();
     }

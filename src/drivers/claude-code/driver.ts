@@ -356,7 +356,8 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
         '-p',
         prompt.text,
       ];
-      const child = await execa(run.binary, args, {
+      // Under the watchdog: should this process die without cleaning up, Claude Code is stopped too.
+      const child = await execa(environment.watchdog, [String(process.pid), run.binary, ...args], {
         cwd: workspace,
         env: environment.env,
         extendEnv: false,

@@ -34,6 +34,36 @@ export function hookScript(): string {
   return `#!/bin/sh\n# replay-history: every tool call is denied; its recorded result is given to the model instead.\nprintf '%s\\n' '${denyAnswer}' || exit 2\nexit 0\n`;
 }
 
+/** What the watchdog exits with when it stopped Claude Code because replay-history was gone. */
+export const orphanExitCode = 70;
+
+/**
+ * The watchdog Claude Code runs under: `watch.sh REPLAY_PID claude ARGS…` starts it, and stops it (TERM, then
+ * KILL) as soon as the replay process is gone — a replay-history killed by SIGKILL runs no cleanup, and
+ * Claude Code left alone would go on retrying its dead model endpoint. Its tools stay denied either way (the
+ * hook needs nothing of ours); this only ends the process. A TERM or INT sent to the watchdog (a timeout) is
+ * passed on.
+ */
+export function watchdogScript(): string {
+  return `#!/bin/sh
+# replay-history: run the agent, and stop it when the replay process (pid $1) is gone.
+replay="$1"; shift
+"$@" &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP
+(
+  while kill -0 "$replay" 2>/dev/null; do sleep 1; done
+  kill -TERM "$child" 2>/dev/null; sleep 2; kill -KILL "$child" 2>/dev/null
+) &
+watcher=$!
+wait "$child"
+status=$?
+if ! kill -0 "$replay" 2>/dev/null; then status=${orphanExitCode}; fi
+kill "$watcher" 2>/dev/null
+exit $status
+`;
+}
+
 export interface ClaudeEnvironmentOptions {
   workspace: string;
   /** Where the model calls go: the driver's proxy (`http://127.0.0.1:PORT`). */
@@ -50,6 +80,8 @@ export interface ClaudeEnvironment {
   root: string;
   home: string;
   hook: string;
+  /** The watchdog script (`watchdogScript`): run `[watchdog, String(process.pid), claude, ...args]`. */
+  watchdog: string;
   settings: string;
   env: Record<string, string>;
   /** The arguments every `claude` run of the replay takes, before its prompt. */
@@ -67,6 +99,9 @@ export function prepareClaudeEnvironment(options: ClaudeEnvironmentOptions): Cla
     const hook = join(root, 'deny-every-tool.sh');
     writeFileSync(hook, hookScript(), { mode: 0o700 });
     chmodSync(hook, 0o700);
+    const watchdog = join(root, 'watch.sh');
+    writeFileSync(watchdog, watchdogScript(), { mode: 0o700 });
+    chmodSync(watchdog, 0o700);
     const settings = join(root, 'settings.json');
     writeFileSync(
       settings,
@@ -118,6 +153,7 @@ export function prepareClaudeEnvironment(options: ClaudeEnvironmentOptions): Cla
       root,
       home,
       hook,
+      watchdog,
       settings,
       env,
       args,
