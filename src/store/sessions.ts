@@ -469,6 +469,17 @@ export class SessionStore {
     >;
   }
 
+  /** The sub-agents this session started, each with the tool call that started it (where known). */
+  subagents(id: string): { id: string; toolCallId?: string }[] {
+    const rows = this.sql(
+      "SELECT * FROM sessions WHERE parent_id = ? AND kind = 'subagent' ORDER BY started_at, id",
+    ).all(id) as SessionRow[];
+    return rows.map((row) => {
+      const toolCallId = this.spawnedBy(row);
+      return { id: row.id, ...(toolCallId ? { toolCallId } : {}) };
+    });
+  }
+
   /** The tool call that started this sub-agent, from its own log or from the parent's. */
   spawnedBy(row: SessionRow): string | undefined {
     if (row.parent_tool_call_id) return row.parent_tool_call_id;

@@ -21,6 +21,7 @@ interface Logged {
   body: { tools: unknown[]; messages: { role: string; content: unknown }[] };
 }
 interface PairLine {
+  session: string;
   turn: number;
   mode: string;
   sources: unknown;
@@ -62,6 +63,7 @@ describe('replay --agent claude-code --model recorded', () => {
       title: string;
     }[];
     const main = listed.find((session) => session.title.startsWith('[A1]'))?.id as string;
+    const helper = listed.find((session) => session.title === 'Review util module')?.id as string;
     const result = await run(
       ['replay', main, '--db', db, '--agent', 'claude-code', '--workspace', ws, '--out', out, '--json'],
       { env: { TMPDIR: tmp } },
@@ -71,12 +73,26 @@ describe('replay --agent claude-code --model recorded', () => {
     const report = JSON.parse(result.stdout) as { turnsDone: number; misses: number; driver?: string };
     expect(report.misses).toBe(0);
 
-    // The recorded turns of session A, in order: A1–A3 and, after the manual compaction, A5.
+    // The recorded turns of session A, in order: A1–A3 and, after the manual compaction, A5; and those of the
+    // helper A3 started (SUB1), replayed in place by Claude Code's own Agent call.
     const recorded = logged.filter((entry) => entry.kind === 'scripted' && /^A\d/.test(entry.label));
-    const pairs = pairsOf(out);
+    const subRecorded = logged.filter((entry) => entry.kind === 'scripted' && entry.label.startsWith('SUB1'));
+    const everyPair = pairsOf(out);
+    const pairs = everyPair.filter((pair) => pair.session === main);
+    const subPairs = everyPair.filter((pair) => pair.session === helper);
     expect(pairs).toHaveLength(recorded.length);
-    expect(report.turnsDone).toBe(recorded.length);
-    for (const pair of pairs) {
+    expect(subPairs).toHaveLength(subRecorded.length);
+    expect(report.turnsDone).toBe(recorded.length + subRecorded.length);
+    for (const [index, entry] of subRecorded.entries()) {
+      const pair = subPairs[index] as PairLine;
+      const sent = pair.wire.body as PairLine['wire']['body'] & { system: { text?: string }[] };
+      const { system: recordedSystem } = entry.body as unknown as { system: { text?: string }[] };
+      expect(sent.tools, entry.label).toEqual(entry.body.tools);
+      expect(sent.messages, entry.label).toEqual(entry.body.messages);
+      expect(sent.system.slice(1), entry.label).toEqual(recordedSystem.slice(1));
+      expect(pair.differs_from_recording, entry.label).toEqual([]);
+    }
+    for (const pair of everyPair) {
       expect(pair.mode).toBe('free');
       expect(pair.sources).toEqual({ system: 'agent', tools: 'agent' });
       expect(pair.wire.source).toBe('agent');
@@ -108,7 +124,7 @@ describe('replay --agent claude-code --model recorded', () => {
 });
 
 describe('replay --agent claude-code --concurrency 2', () => {
-  it('replays sessions at once, each in its own Claude Code; a sub-agent is answered within its parent', async () => {
+  it('replays sessions at once, each in its own Claude Code, a background sub-agent in place', async () => {
     const ws = join(dir.path, 'all-ws');
     mkdirSync(ws);
     const out = join(dir.path, 'all.jsonl');
@@ -119,7 +135,7 @@ describe('replay --agent claude-code --concurrency 2', () => {
     }[];
     const byTitle = (prefix: string) =>
       listed.find((session) => session.title.startsWith(prefix))?.id as string;
-    const subagent = listed.find((session) => session.kind === 'subagent')?.id as string;
+    const subagent = byTitle('Review util module');
     const targets = [byTitle('[B1]'), byTitle('[D1]'), subagent];
     const args = ['--agent', 'claude-code', '--workspace', ws, '--concurrency', '2', '--out', out, '--json'];
     const result = await run(['replay', ...targets, '--db', db, ...args], { env: { TMPDIR: tmp } });
@@ -132,14 +148,15 @@ describe('replay --agent claude-code --concurrency 2', () => {
       counts.set(session, (counts.get(session) ?? 0) + 1);
     }
     // B: its first answer reports a context near the limit, so Claude Code compacts (answered with the recorded
-    // summary) and goes on: 5 turns, as recorded. D: its third recorded turn came after the background agent's
-    // notification, which a denied Agent call never sends: 2.
+    // summary) and goes on: 5 turns, as recorded. D: a background agent runs in place (its 2 turns), and its
+    // notification brings D's third turn, as recorded.
     expect(counts.get(byTitle('[B1]'))).toBe(5);
-    expect(counts.get(byTitle('[D1]'))).toBe(2);
-    // The sub-agent is not replayed on its own, and that is no failure.
+    expect(counts.get(byTitle('[D1]'))).toBe(3);
+    expect(counts.get(byTitle('Count README lines'))).toBe(2);
+    // A sub-agent named on its own is replayed within its parent, which is not here: no failure, no pair.
     expect(counts.has(subagent)).toBe(false);
     expect(result.stderr).toContain(
-      `${subagent.slice(0, 8)} done: 0 turn(s) (a sub-agent: answered within its parent`,
+      `${subagent.slice(0, 8)} done: 0 turn(s) (a sub-agent: replayed within its parent`,
     );
     const shown = JSON.parse((await run(['runs', report.id, '--db', db, '--json'])).stdout) as {
       driver: string;

@@ -6,8 +6,14 @@
 // needed to deny.
 import { existsSync, statSync } from 'node:fs';
 import { execa } from 'execa';
-import { type WireBlock, type WireMessage, wireBody } from '../../model/request.js';
-import type { Message } from '../../model/session.js';
+import {
+  authorOf,
+  type TurnRequest,
+  type WireBlock,
+  type WireMessage,
+  wireBody,
+} from '../../model/request.js';
+import type { Message, Session } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
 import { isReadOnly, toolDefaults } from '../../replay/catalogue/index.js';
 import { assistantMessage, type ChatMessage, type ChatToolCall } from '../../replay/chat.js';
@@ -21,7 +27,7 @@ import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import { newSecret, redact } from '../common/loopback.js';
 import { forEachSession } from '../common/sessions.js';
-import { type Prompt, promptsOf, rebase } from '../opencode/driver.js';
+import { promptsOf, rebase } from '../opencode/driver.js';
 import { type AnthropicMessage, chatCompletion, finishReason } from '../wire/anthropic-messages.js';
 import { prepareClaudeEnvironment } from './environment.js';
 import { differences, fromRecording, systemFromRecording } from './harness.js';
@@ -109,6 +115,79 @@ export async function replayClaudeCode(run: ClaudeReplay): Promise<void> {
   await forEachSession(run, (id) => claudeSession(run, id));
 }
 
+/**
+ * One conversation Claude Code holds with the model during a session's replay: the session's own (`main`),
+ * or a sub-agent's, run in place by its parent's Agent call. Each has its recording: its turns, the results
+ * its calls get, its recorded requests, and how far the replay has come.
+ */
+interface Conversation {
+  session: Session;
+  recordedTurns: Turn[];
+  originals: Assistant[];
+  circuit: ShortCircuit;
+  /** Recorded `tool_result` blocks by call id, exactly as Claude Code sent them (request records). */
+  blocks: Map<string, WireBlock>;
+  /** Where each recorded result came among the conversation's results: the order Claude Code listed them. */
+  order: Map<string, number>;
+  byResponse: Map<string, TurnRequest>;
+  /** The recorded turns this conversation answers now: a prompt's (main), or all of them (a sub-agent). */
+  turns: number[];
+  /** Recorded turns served (`--model recorded`) and steps asked, within `turns`. */
+  served: number;
+  asked: number;
+  /** Pairs written for it. */
+  steps: number;
+}
+
+function conversationOf(run: ClaudeReplay, session: Session, own: number): Conversation {
+  const recordedTurns = [...turns(session.messages, own)];
+  const { byResponse } = run.sessions.loadRequests(session.id);
+  const blocks = new Map<string, WireBlock>();
+  for (const request of byResponse.values())
+    for (const message of request.messages)
+      if (message.role === 'user' && Array.isArray(message.content))
+        for (const block of message.content)
+          if (block.type === 'tool_result') blocks.set(String(block.tool_use_id), block);
+  // Claude Code's order where its requests were recorded (the transcript's lines may be in another), then the
+  // transcript's.
+  const order = new Map<string, number>();
+  for (const id of blocks.keys()) order.set(id, order.size);
+  for (const message of session.messages)
+    for (const part of message.parts)
+      if (part.type === 'tool_result' && !order.has(part.callId)) order.set(part.callId, order.size);
+  return {
+    session,
+    recordedTurns,
+    originals: recordedTurns.map((turn) => assistantMessage(turn.response)),
+    circuit: new ShortCircuit(session.messages, {
+      ...(session.cwd ? { cwd: session.cwd } : {}),
+      readOnly: (tool) => isReadOnly(session.agent, tool),
+      defaults: (tool) => toolDefaults(session.agent, tool),
+    }),
+    blocks,
+    order,
+    byResponse,
+    turns: recordedTurns.map((_, index) => index),
+    served: 0,
+    asked: 0,
+    steps: 0,
+  };
+}
+
+/** What the user typed in the request's first user message (harness text left out): a conversation's mark. */
+function openingText(messages: readonly WireMessage[]): string {
+  const first = messages.find((message) => message.role === 'user');
+  if (!first) return '';
+  const { injectedBlocks, by } = authorOf(first);
+  if (by === 'harness') return '';
+  if (typeof first.content === 'string') return first.content;
+  const skipped = new Set(injectedBlocks ?? []);
+  return first.content
+    .filter((block, index) => block.type === 'text' && !skipped.has(index))
+    .map((block) => String(block.text ?? ''))
+    .join('\n');
+}
+
 async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   const loaded = run.sessions.load(id);
   if (!loaded) return;
@@ -122,12 +201,10 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     return skip(
       `not replayed: --agent claude-code replays Claude Code sessions (this one is ${session.agent})`,
     );
-  // Not a failure: its work reaches the model through its parent's Agent call (answered with its report).
-  if (session.kind === 'subagent')
-    return skip('a sub-agent: answered within its parent, by its Agent call', 'done');
-  const recordedTurns = [...turns(session.messages, own)];
-  const originals: Assistant[] = recordedTurns.map((turn) => assistantMessage(turn.response));
-  const prompts = promptsOf(session.messages, own, recordedTurns);
+  // Not a failure: it is replayed in place, within its parent, when its parent is.
+  if (session.kind === 'subagent') return skip('a sub-agent: replayed within its parent', 'done');
+  const main = conversationOf(run, session, own);
+  const prompts = promptsOf(session.messages, own, main.recordedTurns);
   const workspace = run.workspace ?? session.cwd ?? undefined;
   if (!workspace || !existsSync(workspace) || !statSync(workspace).isDirectory())
     return skip(
@@ -135,62 +212,56 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     );
   if (prompts.length === 0) return skip('not replayed: no user message to start from');
   const recordedCwd = session.cwd ?? workspace;
+  const firstShape = [...main.byResponse.values()].find((request) => request.tools.length > 0);
+  const tools = offeredTools(firstShape?.tools, session.messages);
 
-  // The results exactly as Claude Code sent them, where its request records hold them (block form, is_error).
-  const { byResponse } = run.sessions.loadRequests(id);
-  const recordedBlocks = new Map<string, WireBlock>();
-  let requestTools: unknown[] | undefined;
-  for (const request of byResponse.values()) {
-    if (request.tools.length > 0) requestTools ??= request.tools;
-    for (const message of request.messages)
-      if (message.role === 'user' && Array.isArray(message.content))
-        for (const block of message.content)
-          if (block.type === 'tool_result') recordedBlocks.set(String(block.tool_use_id), block);
-  }
-  const tools = offeredTools(requestTools, session.messages);
-  // Where each recorded result came among the session's results: the order Claude Code listed them in (its
-  // requests' order where recorded: the transcript's lines may be in another), then the transcript's.
-  const resultOrder = new Map<string, number>();
-  for (const id of recordedBlocks.keys()) resultOrder.set(id, resultOrder.size);
-  for (const message of session.messages)
-    for (const part of message.parts)
-      if (part.type === 'tool_result' && !resultOrder.has(part.callId))
-        resultOrder.set(part.callId, resultOrder.size);
+  // Sub-agents run in place: each recorded one by the recorded call that started it, its conversation known
+  // by the prompt the live Agent call gives it (the first thing Claude Code sends the sub-agent's model).
+  const spawned = new Map(
+    run.sessions
+      .subagents(session.id)
+      .flatMap((child) => (child.toolCallId ? [[child.toolCallId, child.id] as const] : [])),
+  );
+  const conversations = new Map<string, Conversation>([['main', main]]);
+  const byOpening = new Map<string, string>();
 
-  const circuit = new ShortCircuit(session.messages, {
-    ...(session.cwd ? { cwd: session.cwd } : {}),
-    readOnly: (tool) => isReadOnly(session.agent, tool),
-    defaults: (tool) => toolDefaults(session.agent, tool),
-  });
-  const budget = Math.max(1, Math.ceil(originals.length * run.maxTurnsFactor));
+  const budget = Math.max(1, Math.ceil(main.originals.length * run.maxTurnsFactor));
   const processTimeout = run.timeoutMs * (budget + 2) + 60_000;
-  let steps = 0;
-  let current: Prompt | undefined;
-  let inPrompt = 0;
-  let served = 0;
   let summaries = session.messages.filter((message) => message.compaction);
   let stopped: string | undefined;
   let lastError: string | undefined;
   let exhausted = 0;
   let status: 'done' | 'diverged' | 'failed' = 'done';
 
-  const answer = (call: { id: string; name: string; input: unknown }): Answered => {
-    const tried = circuit.answer(call.name, rebase(call.input, workspace, recordedCwd));
+  const answer = (call: { id: string; name: string; input: unknown }, key: string): Answered => {
+    const conversation = conversations.get(key) ?? main;
+    const tried = conversation.circuit.answer(call.name, rebase(call.input, workspace, recordedCwd));
     if (tried.kind === 'hit') {
-      const block: WireBlock = recordedBlocks.get(tried.result.callId) ?? {
+      const recordedId = tried.result.callId;
+      // The Agent call that started a recorded sub-agent: that sub-agent is replayed in place.
+      const child = call.name === 'Agent' ? spawned.get(recordedId) : undefined;
+      const prompt = (call.input as { prompt?: unknown } | null)?.prompt;
+      if (child && typeof prompt === 'string' && !conversations.has(child)) {
+        const loadedChild = run.sessions.load(child);
+        if (loadedChild) {
+          conversations.set(child, conversationOf(run, loadedChild.session, loadedChild.own));
+          byOpening.set(prompt, child);
+        }
+      }
+      const block: WireBlock = conversation.blocks.get(recordedId) ?? {
         type: 'tool_result',
-        tool_use_id: tried.result.callId,
+        tool_use_id: recordedId,
         content: outputBlocks(tried.result.output),
         ...(tried.result.isError ? { is_error: true } : {}),
       };
       return {
         block: { ...block, tool_use_id: call.id },
-        order: resultOrder.get(tried.result.callId) ?? Number.MAX_SAFE_INTEGER,
+        order: conversation.order.get(recordedId) ?? Number.MAX_SAFE_INTEGER,
       };
     }
     run.runs.saveMiss(run.runId, {
-      sessionId: session.id,
-      turn: steps,
+      sessionId: conversation.session.id,
+      turn: conversation.steps,
       call: { name: call.name, input: call.input },
       nearest: tried.nearest,
       policy: run.onMiss,
@@ -212,7 +283,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     run.upstream.kind === 'recorded'
       ? {
           kind: 'recorded',
-          next: (kind) => {
+          next: (kind, key) => {
             if (kind === 'compaction') {
               const [summary, ...rest] = summaries;
               summaries = rest;
@@ -225,30 +296,32 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
                 usage: {},
               };
             }
-            const at = current?.turns[served];
-            const turn = at === undefined ? undefined : recordedTurns[at];
+            const conversation = conversations.get(key) ?? main;
+            const at = conversation.turns[conversation.served];
+            const turn = at === undefined ? undefined : conversation.recordedTurns[at];
             if (!turn) return undefined;
-            served++;
-            return recordedMessage(turn, served);
+            conversation.served++;
+            return recordedMessage(turn, conversation.served);
           },
         }
       : run.upstream;
 
   const onExchange = (exchange: ClaudeExchange): void => {
+    const conversation = conversations.get(exchange.conversation) ?? main;
     if (exchange.exhausted) {
-      exhausted++;
+      if (conversation === main) exhausted++;
       return;
     }
     if (exchange.kind !== 'step' || exchange.refused) return;
     if (exchange.error !== undefined || !exchange.message) {
-      lastError = exchange.error ?? 'no answer';
+      if (conversation === main) lastError = exchange.error ?? 'no answer';
       return;
     }
-    lastError = undefined;
-    steps++;
-    const turn = steps;
-    const at = current?.turns[inPrompt++];
-    const original = at === undefined ? null : (originals[at] ?? null);
+    if (conversation === main) lastError = undefined;
+    const owner = conversation.session;
+    const turn = ++conversation.steps;
+    const at = conversation.turns[conversation.asked++];
+    const original = at === undefined ? null : (conversation.originals[at] ?? null);
     const { metadata: _metadata, stream: _stream, ...body } = exchange.request;
     const wire: AnthropicWire = {
       api: 'anthropic-messages',
@@ -265,7 +338,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
         arguments: JSON.stringify(rebase(JSON.parse(call.function.arguments), workspace, recordedCwd)),
       },
     }));
-    const match = compareCalls(made, original?.tool_calls ?? [], matching(session));
+    const match = compareCalls(made, original?.tool_calls ?? [], matching(owner));
     const usage = {
       prompt_tokens: Number(exchange.message.usage.input_tokens ?? 0),
       completion_tokens: Number(exchange.message.usage.output_tokens ?? 0),
@@ -273,8 +346,8 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     const pair: Pair = {
       schema: pairSchema,
       run: run.runId,
-      session: session.id,
-      agent: session.agent,
+      session: owner.id,
+      agent: owner.agent,
       turn,
       mode: 'free',
       model: run.model,
@@ -293,7 +366,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     };
     run.writer.write(pair);
     run.runs.saveTurn(run.runId, {
-      sessionId: session.id,
+      sessionId: owner.id,
       turn,
       status: 'ok',
       requestDigest: requestDigest(run.model, pair.messages, pair.tools),
@@ -306,7 +379,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
       completionTokens: usage.completion_tokens,
       latencyMs: exchange.latencyMs,
     });
-    run.onTurn?.({ sessionId: session.id, turn, ok: true });
+    run.onTurn?.({ sessionId: owner.id, turn, ok: true });
   };
 
   const secret = newSecret();
@@ -315,11 +388,13 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     upstream,
     answer,
     onExchange,
-    // The step being asked answers the prompt's next recorded turn: its recorded request, where there is one.
-    rewrite: (request) => {
-      const at = current?.turns[inPrompt];
-      const nativeId = at === undefined ? undefined : recordedTurns[at]?.response.nativeId;
-      const recorded = nativeId === undefined ? undefined : byResponse.get(nativeId);
+    classify: (request) => byOpening.get(openingText(request.messages)) ?? 'main',
+    // The step being asked answers the conversation's next recorded turn: its recorded request, if any.
+    rewrite: (request, key) => {
+      const conversation = conversations.get(key) ?? main;
+      const at = conversation.turns[conversation.asked];
+      const nativeId = at === undefined ? undefined : conversation.recordedTurns[at]?.response.nativeId;
+      const recorded = nativeId === undefined ? undefined : conversation.byResponse.get(nativeId);
       if (recorded?.fidelity !== 'exact') return undefined;
       const body = wireBody(recorded).body as {
         system: WireBlock[];
@@ -334,11 +409,16 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
       return { request: rewritten, differs: differences(rewritten, body, differs) };
     },
     timeoutMs: run.timeoutMs,
-    refuse: (kind) => {
+    refuse: (kind, key) => {
       if (kind !== 'step') return undefined;
       if (stopped) return stopped;
-      if (steps >= budget)
-        return `replay-history: the session's budget of ${budget} model calls (--max-turns) is spent`;
+      const conversation = conversations.get(key) ?? main;
+      const allowed =
+        conversation === main
+          ? budget
+          : Math.max(1, Math.ceil(conversation.originals.length * run.maxTurnsFactor));
+      if (conversation.steps >= allowed)
+        return `replay-history: the session's budget of ${allowed} model calls (--max-turns) is spent`;
       return undefined;
     },
   });
@@ -346,9 +426,9 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   try {
     let claudeSessionId: string | undefined;
     for (const [index, prompt] of prompts.entries()) {
-      current = prompt;
-      inPrompt = 0;
-      served = 0;
+      main.turns = prompt.turns;
+      main.served = 0;
+      main.asked = 0;
       const exhaustedBefore = exhausted;
       const args = [
         ...environment.args,
@@ -386,7 +466,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
         status = 'diverged';
         break;
       }
-      if (steps >= budget && index < prompts.length - 1) {
+      if (main.steps >= budget && index < prompts.length - 1) {
         run.onNote?.(`${session.id.slice(0, 12)}: stopped at the budget of ${budget} model calls`);
         break;
       }
@@ -409,16 +489,16 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
         );
         run.runs.saveTurn(run.runId, {
           sessionId: session.id,
-          turn: steps + 1,
+          turn: main.steps + 1,
           status: 'failed',
           requestDigest: '',
           callsPredicted: 0,
-          callsOriginal: originals[steps]?.tool_calls?.length ?? 0,
+          callsOriginal: main.originals[main.steps]?.tool_calls?.length ?? 0,
           callsMatched: 0,
           error: why,
         });
-        run.onTurn?.({ sessionId: session.id, turn: steps + 1, ok: false });
-        run.onNote?.(`${session.id.slice(0, 12)}: turn ${steps + 1} failed: ${why}`);
+        run.onTurn?.({ sessionId: session.id, turn: main.steps + 1, ok: false });
+        run.onNote?.(`${session.id.slice(0, 12)}: turn ${main.steps + 1} failed: ${why}`);
         status = 'failed';
         break;
       }

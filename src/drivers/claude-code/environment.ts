@@ -29,9 +29,25 @@ export const denyAnswer = JSON.stringify({
   },
 });
 
-/** The hook script: the deny answer printed whatever it is given, exit 2 (block) should printing fail. */
+/**
+ * The hook script: the deny answer printed for every call but one that starts a sub-agent (`Agent`), which
+ * Claude Code then runs in place (its own calls come through this hook too). Claude Code writes the hook's
+ * input as compact JSON, its own members first and `tool_input` after `tool_name`; only that top-level part,
+ * before the first `"tool_input":`, is read, so nothing in a call's arguments can pass for an Agent call.
+ * Anything else, unreadable input included, is denied. Exit 2 (block) should printing fail.
+ */
 export function hookScript(): string {
-  return `#!/bin/sh\n# replay-history: every tool call is denied; its recorded result is given to the model instead.\nprintf '%s\\n' '${denyAnswer}' || exit 2\nexit 0\n`;
+  return `#!/bin/sh
+# replay-history: every tool call is denied (its recorded result is given to the model instead), but for an
+# Agent call, which starts a sub-agent whose own calls come here too.
+input=$(cat)
+head=\${input%%\\"tool_input\\":*}
+case "$head" in
+  *'"hook_event_name":"PreToolUse","tool_name":"Agent",') exit 0 ;;
+esac
+printf '%s\\n' '${denyAnswer}' || exit 2
+exit 0
+`;
 }
 
 /** What the watchdog exits with when it stopped Claude Code because replay-history was gone. */

@@ -15,6 +15,8 @@ export type ExchangeKind = 'step' | 'compaction' | 'side';
 
 export interface ClaudeExchange {
   kind: ExchangeKind;
+  /** Whose request it is: `main`, or a sub-agent running in place (see `classify`). */
+  conversation: string;
   /** The request as it went upstream (results substituted). */
   request: Record<string, unknown> & { messages: WireMessage[] };
   message?: AnthropicMessage;
@@ -32,20 +34,23 @@ export interface ClaudeExchange {
 
 export type ClaudeUpstream =
   /** Answers from the recording: `next` gives the message for this exchange, or undefined when none is left. */
-  | { kind: 'recorded'; next: (kind: ExchangeKind) => AnthropicMessage | undefined }
+  | { kind: 'recorded'; next: (kind: ExchangeKind, conversation: string) => AnthropicMessage | undefined }
   | { kind: 'http'; baseURL: string; model: string; apiKey?: string };
 
 export interface ClaudeProxyOptions {
   secret: string;
   upstream: ClaudeUpstream;
   /** The recorded result for a tool call the model made (a `tool_result` block with that id). */
-  answer: (call: { id: string; name: string; input: unknown }) => Answered;
+  answer: (call: { id: string; name: string; input: unknown }, conversation: string) => Answered;
+  /** Whose request this is (`main` unless a sub-agent's); default: always `main`. */
+  classify?: (request: { messages: WireMessage[] }) => string;
   /** A step not to send (budget, --on-miss stop): the reason, given to Claude Code as an error. */
-  refuse?: (kind: ExchangeKind) => string | undefined;
+  refuse?: (kind: ExchangeKind, conversation: string) => string | undefined;
   onExchange?: (exchange: ClaudeExchange) => void;
   /** Harness text taken from the turn's recorded request, for a step (harness.ts); undefined: none recorded. */
   rewrite?: (
     request: ClaudeExchange['request'],
+    conversation: string,
   ) => { request: ClaudeExchange['request']; differs: string[] } | undefined;
   timeoutMs?: number;
 }
@@ -130,10 +135,11 @@ export async function startClaudeProxy(options: ClaudeProxyOptions): Promise<Cla
       return;
     }
     const kind = kindOf(body);
+    const conversation = options.classify?.(body) ?? 'main';
     let request: ClaudeExchange['request'] = { ...body, messages: substitute(body.messages, answers) };
     let differs: string[] | undefined;
     if (kind === 'step') {
-      const rewritten = options.rewrite?.(request);
+      const rewritten = options.rewrite?.(request, conversation);
       if (rewritten) ({ request, differs } = rewritten);
     }
     const beta = req.headers['anthropic-beta'];
@@ -141,6 +147,7 @@ export async function startClaudeProxy(options: ClaudeProxyOptions): Promise<Cla
     const report = (fields: Partial<ClaudeExchange>): void =>
       options.onExchange?.({
         kind,
+        conversation,
         request,
         betas,
         latencyMs: Math.round(performance.now() - started),
@@ -148,7 +155,7 @@ export async function startClaudeProxy(options: ClaudeProxyOptions): Promise<Cla
         ...fields,
       });
 
-    const refusal = options.refuse?.(kind);
+    const refusal = options.refuse?.(kind, conversation);
     if (refusal) {
       report({ error: refusal, refused: true });
       anthropicError(res, 400, refusal);
@@ -160,12 +167,12 @@ export async function startClaudeProxy(options: ClaudeProxyOptions): Promise<Cla
         if (block.type !== 'tool_use') continue;
         const id = String(block.id);
         if (!answers.has(id))
-          answers.set(id, options.answer({ id, name: String(block.name), input: block.input }));
+          answers.set(id, options.answer({ id, name: String(block.name), input: block.input }, conversation));
       }
     };
 
     if (upstream.kind === 'recorded') {
-      const message = upstream.next(kind);
+      const message = upstream.next(kind, conversation);
       if (!message) {
         report({ error: 'the recording has no turn to answer with here', exhausted: true });
         anthropicError(res, 400, 'replay-history: the recording has no turn to answer with here');

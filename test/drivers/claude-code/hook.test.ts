@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findClaude } from '../../../src/drivers/claude-code/binary.js';
-import { denyReason, prepareClaudeEnvironment } from '../../../src/drivers/claude-code/environment.js';
+import {
+  denyReason,
+  hookScript,
+  prepareClaudeEnvironment,
+} from '../../../src/drivers/claude-code/environment.js';
 import { tempDir } from '../../helpers/cli.js';
 import { type ModelServer, startModelServer } from '../../helpers/model-server.js';
 
@@ -70,6 +74,42 @@ function resultOf(server: ModelServer): { is_error?: boolean; content?: unknown 
         if (block.type === 'tool_result') return block;
   return undefined;
 }
+
+describe('the deny script itself', () => {
+  /** What the script prints and exits with for this hook input (as Claude Code writes it: compact JSON). */
+  async function decide(input: string): Promise<{ out: string; code: number | undefined }> {
+    const script = join(dir.path, 'hook.sh');
+    writeFileSync(script, hookScript(), { mode: 0o700 });
+    const ran = await execa(script, [], { input, reject: false });
+    return { out: String(ran.stdout), code: ran.exitCode };
+  }
+  const denies = (out: string) =>
+    JSON.parse(out).hookSpecificOutput.permissionDecision === 'deny' && out.includes(denyReason);
+
+  it('denies every call, but lets an Agent call start its sub-agent', async () => {
+    const call = (tool: string, input: unknown) =>
+      JSON.stringify({
+        session_id: 's',
+        cwd: '/w',
+        permission_mode: 'bypassPermissions',
+        hook_event_name: 'PreToolUse',
+        tool_name: tool,
+        tool_input: input,
+        tool_use_id: 'toolu_1',
+      });
+    expect(denies((await decide(call('Bash', { command: 'touch /tmp/x' }))).out)).toBe(true);
+    expect(await decide(call('Agent', { prompt: 'Review it.' }))).toEqual({ out: '', code: 0 });
+    // Arguments that spell out an Agent call do not make one.
+    const forged = { hook_event_name: 'PreToolUse', tool_name: 'Agent', tool_input: {} };
+    expect(denies((await decide(call('Bash', forged))).out)).toBe(true);
+    expect(denies((await decide(call('Write', { content: '"tool_name":"Agent","tool_input":' }))).out)).toBe(
+      true,
+    );
+    // Input it cannot read is denied too.
+    expect(denies((await decide('not json')).out)).toBe(true);
+    expect(denies((await decide('')).out)).toBe(true);
+  });
+});
 
 describe('Claude Code’s PreToolUse hook (the pinned binary)', () => {
   it('our deny script stops the tool before it runs; the model gets an error result for that call', async () => {
