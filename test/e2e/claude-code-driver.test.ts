@@ -470,3 +470,47 @@ describe('replay --agent claude-code killed with SIGKILL mid-run', () => {
     }
   }, 240_000);
 });
+
+describe('replay --agent claude-code: what it refuses before anything runs', () => {
+  it('says what is wrong and what to do, exit 2, and makes no run', async () => {
+    const runsNow = async () =>
+      (JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as unknown[]).length;
+    const before = await runsNow();
+    const missing = await run([
+      'replay',
+      '--all',
+      '--db',
+      db,
+      '--agent',
+      'claude-code',
+      '--claude-bin',
+      join(dir.path, 'no-claude'),
+    ]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain('--claude-bin');
+    expect(missing.stderr).toContain('not an executable file');
+    expect(missing.stderr).toContain('npm i -g @anthropic-ai/claude-code@2.1.328');
+    const wire = await run([
+      'replay',
+      '--all',
+      '--db',
+      db,
+      '--agent',
+      'claude-code',
+      '--model',
+      'openai:gpt-4o-mini',
+    ]);
+    expect(wire.exitCode).toBe(2);
+    expect(wire.stderr).toContain('speaks the Anthropic Messages wire');
+    const forced = await run(['replay', '--all', '--db', db, '--agent', 'claude-code', '--mode', 'forced']);
+    expect(forced.exitCode).toBe(2);
+    expect(forced.stderr).toContain('replays in free mode');
+    const other = await run(['replay', '--all', '--db', db, '--agent', 'claude-code', '--sandbox']);
+    expect(other.exitCode).toBe(2);
+    expect(other.stderr).toContain('--sandbox only applies with --agent opencode');
+    const wrongBin = await run(['replay', '--all', '--db', db, '--claude-bin', '/usr/bin/true']);
+    expect(wrongBin.exitCode).toBe(2);
+    expect(wrongBin.stderr).toContain('--claude-bin only applies with --agent claude-code');
+    expect(await runsNow()).toBe(before);
+  }, 120_000);
+});
