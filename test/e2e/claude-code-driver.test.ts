@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin, run, tempDir } from '../helpers/cli.js';
+import { bin, root, run, tempDir } from '../helpers/cli.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { claudeFixture as fixture, loggedRequests } from '../helpers/requests-log.js';
 import { writeTranscript } from '../helpers/transcript.js';
@@ -513,4 +513,58 @@ describe('replay --agent claude-code: what it refuses before anything runs', () 
     expect(wrongBin.stderr).toContain('--claude-bin only applies with --agent claude-code');
     expect(await runsNow()).toBe(before);
   }, 120_000);
+});
+
+describe('replay --agent claude-code of the sample sessions: Claude Code’s own older ones and opencode’s', () => {
+  it('answers every call, the other agent’s tools mapped to Claude Code’s, sub-agents (Task, task) in place', async () => {
+    const store = join(dir.path, 'samples.db');
+    expect((await run(['ingest', join(root, 'sample-sessions'), '--db', store])).exitCode).toBe(0);
+    const ws = join(dir.path, 'samples-ws');
+    mkdirSync(ws);
+    const out = join(dir.path, 'samples.jsonl');
+    const args = ['--agent', 'claude-code', '--workspace', ws, '--concurrency', '2', '--out', out, '--json'];
+    const result = await run(['replay', '--all', '--db', store, ...args], { env: { TMPDIR: tmp } });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as { misses: number; matches: Record<string, number> };
+    const listed = JSON.parse((await run(['sessions', '--db', store, '--json'])).stdout) as {
+      id: string;
+      agent: string;
+      kind: string;
+      title: string;
+      unansweredToolCalls: number;
+    }[];
+    // Every call the model made was in the recording, but those the recording never got a result for (an
+    // interrupted turn): those are misses, answered with an error, never run.
+    const unanswered = listed.reduce((sum, session) => sum + session.unansweredToolCalls, 0);
+    expect(unanswered).toBeGreaterThan(0);
+    expect(report.misses).toBe(unanswered);
+    expect(report.matches.differs).toBe(0);
+    const pairs = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (line) =>
+          JSON.parse(line) as PairLine & {
+            agent: string;
+            completion: { tool_calls?: { function: { name: string } }[] };
+          },
+      );
+    // Every sub-agent ran in place: each has pairs of its own.
+    for (const sub of listed.filter((session) => session.kind === 'subagent'))
+      expect(
+        pairs.some((pair) => pair.session === sub.id),
+        sub.title,
+      ).toBe(true);
+    // opencode's session was driven with Claude Code's tools: the model called Read/Bash/Edit, not read/bash/edit.
+    const opencode = pairs.filter((pair) => pair.agent === 'opencode');
+    expect(opencode.length).toBeGreaterThan(5);
+    const names = new Set(
+      opencode.flatMap((pair) => (pair.completion.tool_calls ?? []).map((call) => call.function.name)),
+    );
+    for (const name of ['Read', 'Bash', 'Edit', 'Agent']) expect(names.has(name), name).toBe(true);
+    for (const name of ['read', 'bash', 'edit', 'task']) expect(names.has(name), name).toBe(false);
+    // webfetch has no faithful Claude Code counterpart: served under its recorded name, Claude Code refuses it
+    // (no tool runs) and the recorded result is put in place by id, as for any call.
+    expect(readdirSync(ws)).toEqual([]);
+  }, 240_000);
 });

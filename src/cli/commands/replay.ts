@@ -211,8 +211,8 @@ in, each later one continues the same opencode session.
 private HOME, config dir and TMPDIR, with no user or project settings and no MCP server. A PreToolUse hook
 denies every tool call before it runs (a shell script that needs nothing of ours), and a loopback proxy on the
 Anthropic Messages wire gives the model the recorded result in its place, by tool_use id. --model recorded, or
-anthropic:MODEL (ANTHROPIC_BASE_URL / --base-url: any server speaking /v1/messages). Claude Code sessions only;
-a sub-agent's Agent call is answered with its recorded report. Always free mode.
+anthropic:MODEL (ANTHROPIC_BASE_URL / --base-url: any server speaking /v1/messages). Sub-agents run in place;
+other agents' sessions have their tools mapped to Claude Code's. Always free mode.
 
 Examples:
   $ replay-history replay --demo

@@ -28,9 +28,11 @@ import type { SessionStore } from '../../store/sessions.js';
 import { newSecret, redact } from '../common/loopback.js';
 import { forEachSession } from '../common/sessions.js';
 import { promptsOf, rebase } from '../opencode/driver.js';
+import { mappedAgents } from '../opencode/mapping.js';
 import { type AnthropicMessage, chatCompletion, finishReason } from '../wire/anthropic-messages.js';
 import { prepareClaudeEnvironment } from './environment.js';
 import { differences, fromRecording, systemFromRecording } from './harness.js';
+import { claudeCall, recordedFor } from './mapping.js';
 import { type Answered, type ClaudeExchange, type ClaudeUpstream, startClaudeProxy } from './proxy.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
@@ -84,21 +86,32 @@ const builtins = new Set([
 export function offeredTools(
   requestTools: readonly unknown[] | undefined,
   messages: readonly Message[],
+  agent = 'claude-code',
 ): string[] {
   const named = (requestTools ?? []).map((tool) => String((tool as { name?: unknown }).name ?? ''));
   if (named.length > 0) return named.filter((name) => builtins.has(name));
   const called = new Set(['Bash', 'Edit', 'Read', 'Write']);
   for (const message of messages)
-    for (const part of message.parts)
-      if (part.type === 'tool_call' && builtins.has(part.name)) called.add(part.name);
+    for (const part of message.parts) {
+      if (part.type !== 'tool_call') continue;
+      const name = claudeCall(agent, part.name, part.input)?.name ?? part.name;
+      if (builtins.has(name)) called.add(name);
+    }
   return [...called].sort();
 }
 
-/** The recorded answer of a turn as the Anthropic message a recorded model streams. */
-export function recordedMessage(turn: Turn, number: number): AnthropicMessage {
-  const content = messageBlocks(turn.response).filter((block) =>
-    ['text', 'thinking', 'redacted_thinking', 'tool_use'].includes(block.type),
-  );
+/**
+ * The recorded answer of a turn as the Anthropic message a recorded model streams, its calls named as Claude
+ * Code names them when the session is another agent's (one with no counterpart keeps its recorded name).
+ */
+export function recordedMessage(turn: Turn, number: number, agent = 'claude-code'): AnthropicMessage {
+  const content = messageBlocks(turn.response)
+    .filter((block) => ['text', 'thinking', 'redacted_thinking', 'tool_use'].includes(block.type))
+    .map((block) => {
+      if (block.type !== 'tool_use') return block;
+      const named = claudeCall(agent, String(block.name), block.input);
+      return named ? { ...block, name: named.name, input: named.input } : block;
+    });
   return {
     id: `msg_replay_${number}`,
     model: turn.response.model ?? 'recorded',
@@ -197,10 +210,12 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     run.runs.setSessionStatus(run.runId, session.id, status);
     run.onSession?.({ sessionId: session.id, status, note: why });
   };
-  if (session.agent !== 'claude-code')
-    return skip(
-      `not replayed: --agent claude-code replays Claude Code sessions (this one is ${session.agent})`,
-    );
+  if (
+    session.agent !== 'claude-code' &&
+    !mappedAgents.includes(session.agent) &&
+    session.agent !== 'opencode'
+  )
+    return skip(`not replayed: no mapping of ${session.agent}'s tools to Claude Code's`);
   // Not a failure: it is replayed in place, within its parent, when its parent is.
   if (session.kind === 'subagent') return skip('a sub-agent: replayed within its parent', 'done');
   const main = conversationOf(run, session, own);
@@ -213,7 +228,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   if (prompts.length === 0) return skip('not replayed: no user message to start from');
   const recordedCwd = session.cwd ?? workspace;
   const firstShape = [...main.byResponse.values()].find((request) => request.tools.length > 0);
-  const tools = offeredTools(firstShape?.tools, session.messages);
+  const tools = offeredTools(firstShape?.tools, session.messages, session.agent);
 
   // Sub-agents run in place: each recorded one by the recorded call that started it, its conversation known
   // by the prompt the live Agent call gives it (the first thing Claude Code sends the sub-agent's model).
@@ -235,7 +250,16 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
 
   const answer = (call: { id: string; name: string; input: unknown }, key: string): Answered => {
     const conversation = conversations.get(key) ?? main;
-    const tried = conversation.circuit.answer(call.name, rebase(call.input, workspace, recordedCwd));
+    const input = rebase(call.input, workspace, recordedCwd);
+    // Another agent's recording names its calls its own way (mapping.ts); a call with no counterpart is tried
+    // as it is (a recorded call Claude Code could not make, served by --model recorded).
+    const candidates = [...recordedFor(session.agent, call.name, input), { name: call.name, input }];
+    let tried: ReturnType<ShortCircuit['answer']> = { kind: 'miss', nearest: [] };
+    for (const [index, candidate] of candidates.entries()) {
+      const attempt = conversation.circuit.answer(candidate.name, candidate.input);
+      if (index === 0 || attempt.kind === 'hit') tried = attempt;
+      if (attempt.kind === 'hit') break;
+    }
     if (tried.kind === 'hit') {
       const recordedId = tried.result.callId;
       // The Agent call that started a recorded sub-agent: that sub-agent is replayed in place.
@@ -301,7 +325,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
             const turn = at === undefined ? undefined : conversation.recordedTurns[at];
             if (!turn) return undefined;
             conversation.served++;
-            return recordedMessage(turn, conversation.served);
+            return recordedMessage(turn, conversation.served, conversation.session.agent);
           },
         }
       : run.upstream;
@@ -331,13 +355,16 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     };
     const chat = chatFromWire(wire);
     const completion = chatCompletion(exchange.message);
-    const made: ChatToolCall[] = (completion.tool_calls ?? []).map((call) => ({
-      ...call,
-      function: {
-        name: call.function.name,
-        arguments: JSON.stringify(rebase(JSON.parse(call.function.arguments), workspace, recordedCwd)),
-      },
-    }));
+    // The model's calls as the recording would name them, for comparing with the original's.
+    // Of several names a call may have in the recording, the one the original turn used.
+    const used = new Set((original?.tool_calls ?? []).map((call) => call.function.name));
+    const made: ChatToolCall[] = (completion.tool_calls ?? []).map((call) => {
+      const input = rebase(JSON.parse(call.function.arguments), workspace, recordedCwd);
+      const candidates = recordedFor(owner.agent, call.function.name, input);
+      const named = candidates.find((candidate) => used.has(candidate.name)) ??
+        candidates[0] ?? { name: call.function.name, input };
+      return { ...call, function: { name: named.name, arguments: JSON.stringify(named.input) } };
+    });
     const match = compareCalls(made, original?.tool_calls ?? [], matching(owner));
     const usage = {
       prompt_tokens: Number(exchange.message.usage.input_tokens ?? 0),
