@@ -568,3 +568,82 @@ describe('replay --agent claude-code of the sample sessions: Claude Code’s own
     expect(readdirSync(ws)).toEqual([]);
   }, 240_000);
 });
+
+describe('replay --agent claude-code stopped (SIGTERM) and resumed', () => {
+  it('goes on with --resume: the begun session again from its start, every pair once', async () => {
+    const ws = join(dir.path, 'resume-ws');
+    mkdirSync(ws);
+    const logs = join(dir.path, 'resume');
+    mkdirSync(logs);
+    const steps = Array.from({ length: 4 }, (_, index) => ({
+      calls: [
+        {
+          id: `toolu_r${index}`,
+          name: 'Read',
+          input: { file_path: join(ws, `f${index}.txt`) },
+          result: `content ${index}`,
+        },
+      ],
+    }));
+    writeTranscript(join(logs, 'resume.jsonl'), {
+      sessionId: 'cccccccc-0000-4000-8000-000000000018',
+      cwd: ws,
+      prompt: 'Read the four files.',
+      steps,
+      answer: 'Read them.',
+    });
+    const store = join(dir.path, 'resume.db');
+    expect((await run(['ingest', logs, '--db', store])).exitCode).toBe(0);
+    // Each answer goes by how far the conversation it is sent is (its tool results so far); the third answer
+    // of the first run is slow, and the replay is stopped while Claude Code waits for it.
+    let slowed = false;
+    const server = await startModelServer({
+      responders: [
+        (request) => {
+          const done = JSON.stringify(request.messages ?? []).split('"tool_result"').length - 1;
+          const call = steps[done]?.calls[0];
+          if (!call) return { text: 'Read them.' };
+          const slow = done === 2 && !slowed;
+          if (slow) slowed = true;
+          return {
+            ...(slow ? { delayMs: 60_000 } : {}),
+            toolCalls: [{ id: `toolu_live${done}`, name: 'Read', arguments: call.input }],
+          };
+        },
+      ],
+    });
+    const out = join(dir.path, 'resume.jsonl');
+    const env = { TMPDIR: tmp, ANTHROPIC_API_KEY: 'sk-ant-upstream-key' };
+    const base = server.baseURL.replace(/\/v1$/, '');
+    try {
+      const args = ['--agent', 'claude-code', '--model', 'anthropic:claude-live-test', '--base-url', base];
+      const child = execa('node', [bin, 'replay', '--all', '--db', store, ...args, '--out', out, '--json'], {
+        reject: false,
+        env: { NO_COLOR: '1', ...env },
+      });
+      for (let waited = 0; server.chatRequests().length < 3; waited += 50) {
+        if (waited > 120_000) throw new Error('Claude Code never asked a third time');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      child.kill('SIGTERM');
+      const stopped = await child;
+      expect(stopped.exitCode).toBe(143);
+      const runId = /--resume (run_\S+)/.exec(String(stopped.stderr))?.[1] as string;
+      expect(runId).toBeDefined();
+      expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(2);
+
+      const resumed = await run(['replay', '--resume', runId, '--db', store, '--json'], { env });
+      expect(resumed.exitCode, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toContain('claude-code cannot continue a session mid-way');
+      const turns = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { turn: number }).turn);
+      // Replayed again from its start: turns 1 to 5, each once (the two earlier pairs were taken out).
+      expect(turns).toEqual([1, 2, 3, 4, 5]);
+      expect(readdirSync(ws)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  }, 240_000);
+});
