@@ -144,7 +144,8 @@ export function systemText(system: string | WireBlock[]): string {
   return system.map((block) => (typeof block.text === 'string' ? block.text : '')).join('');
 }
 
-function resultOutput(content: unknown): ToolResult['output'] {
+/** A `tool_result`'s content as a stored output: the string, or its text and image blocks. */
+export function resultOutput(content: unknown): ToolResult['output'] {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return (content as WireBlock[]).flatMap((block): OutputBlock[] => {

@@ -647,3 +647,46 @@ describe('replay --agent claude-code stopped (SIGTERM) and resumed', () => {
     }
   }, 240_000);
 });
+
+describe('replay --agent claude-code --elide-repeats', () => {
+  it('hands Claude Code the marker for a repeat of an identical read, and counts it', async () => {
+    const ws = join(dir.path, 'elide-ws');
+    mkdirSync(ws);
+    const logs = join(dir.path, 'elide');
+    mkdirSync(logs);
+    const file = join(ws, 'app.py');
+    const content = Array.from(
+      { length: 40 },
+      (_, line) => `${line + 1}\tdef f${line}(): return ${line}`,
+    ).join('\n');
+    const read = (id: string) => ({ id, name: 'Read', input: { file_path: file }, result: content });
+    writeTranscript(join(logs, 'elide.jsonl'), {
+      sessionId: 'cccccccc-0000-4000-8000-000000000019',
+      cwd: ws,
+      prompt: 'Read the app twice.',
+      steps: [{ calls: [read('toolu_e1')] }, { calls: [read('toolu_e2')] }],
+      answer: 'Same both times.',
+    });
+    const store = join(dir.path, 'elide.db');
+    expect((await run(['ingest', logs, '--db', store])).exitCode).toBe(0);
+    const out = join(dir.path, 'elide.jsonl');
+    const args = ['--agent', 'claude-code', '--elide-repeats', '--out', out, '--json'];
+    const result = await run(['replay', '--all', '--db', store, ...args], { env: { TMPDIR: tmp } });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const pairs = pairsOf(out);
+    expect(pairs).toHaveLength(3);
+    const results = (pairs.at(-1)?.wire.body.messages ?? []).flatMap((message) =>
+      Array.isArray(message.content)
+        ? (message.content as { type: string; content?: unknown }[]).filter(
+            (block) => block.type === 'tool_result',
+          )
+        : [],
+    );
+    expect(results.map((block) => block.content)).toEqual([
+      content,
+      expect.stringContaining('identical to its earlier result (call toolu_e1)'),
+    ]);
+    const report = JSON.parse(result.stdout) as { elision: { resultsElided: number } };
+    expect(report.elision.resultsElided).toBeGreaterThan(0);
+  }, 240_000);
+});

@@ -420,12 +420,19 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
   });
 
   it('a model endpoint that refuses: the turn fails with its error, said on stderr and stored; exit 1', async () => {
-    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
+    // Every step is refused the same way: a 500 for a request after the first (the script's default once it
+    // is used up) would be retried by opencode with its own backoff, for over a minute.
+    const refusal = { error: { status: 400, message: 'scripted: context length exceeded' } };
+    const server = await startModelServer({
+      models: ['scripted'],
+      responders: [titleResponder],
+      exhausted: refusal,
+    });
     const ws = workspace('ws-refused');
     const out = join(dir.path, 'refused.jsonl');
     try {
       // 400 is not retried (opencode retries 429 and 5xx with its own backoff, then fails the same way).
-      server.push({ error: { status: 400, message: 'scripted: context length exceeded' } });
+      server.push(refusal);
       const result = await run([...scripted(server, ws, out), '--json']);
       expect(result.exitCode).toBe(1);
       expect(result.stderr).toMatch(/turn 1 failed: HTTP 400: .*scripted: context length exceeded/);

@@ -319,7 +319,12 @@ export async function replay(
       onNote: (text: string) => warn(text),
     } as const;
     if (claude) {
-      await replayClaudeCode({ ...agentRun, upstream: claude.upstream, binary: claude.binary });
+      await replayClaudeCode({
+        ...agentRun,
+        upstream: claude.upstream,
+        binary: claude.binary,
+        ...(stored.shown ? { shown: stored.shown } : {}),
+      });
     } else if (opencode) {
       await replayOpencode({
         ...agentRun,
@@ -435,10 +440,6 @@ function checkClaudeOptions(options: ReplayOptions, modeGiven: boolean): void {
   if (options.systemPrompt !== undefined)
     throw new UserError(
       '--system-prompt does not apply with --agent claude-code: Claude Code writes its own system prompt',
-    );
-  if (options.elideRepeats || options.maxResultBytes !== undefined)
-    throw new UserError(
-      '--elide-repeats and --max-result-bytes do not apply with --agent claude-code yet: the recorded results are handed over as they are',
     );
   if (options.workspace) {
     const dir = resolve(options.workspace);

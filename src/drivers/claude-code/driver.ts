@@ -13,16 +13,23 @@ import {
   type WireMessage,
   wireBody,
 } from '../../model/request.js';
-import type { Message, Session } from '../../model/session.js';
+import type { Message, Session, ToolResult } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
 import { isReadOnly, toolDefaults } from '../../replay/catalogue/index.js';
 import { assistantMessage, type ChatMessage, type ChatToolCall } from '../../replay/chat.js';
+import { Elider, elideOptions, type ShownSettings, savings } from '../../replay/elide.js';
 import { matching, requestDigest, type SessionEnd } from '../../replay/engine.js';
 import { missMessage } from '../../replay/free.js';
 import { compareCalls } from '../../replay/match.js';
 import { type Pair, type PairsWriter, pairSchema } from '../../replay/pairs.js';
 import { ShortCircuit } from '../../replay/shortcircuit.js';
-import { type AnthropicWire, chatFromWire, messageBlocks, outputBlocks } from '../../replay/wire.js';
+import {
+  type AnthropicWire,
+  chatFromWire,
+  messageBlocks,
+  outputBlocks,
+  resultOutput,
+} from '../../replay/wire.js';
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import { newSecret, redact } from '../common/loopback.js';
@@ -59,6 +66,8 @@ export interface ClaudeReplay {
   workspace?: string;
   /** Per model call, ms. */
   timeoutMs: number;
+  /** --elide-repeats / --max-result-bytes, applied to the recorded results handed over. */
+  shown?: ShownSettings;
   onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
   onSession?: (event: SessionEnd) => void;
   onNote?: (text: string) => void;
@@ -150,10 +159,14 @@ interface Conversation {
   asked: number;
   /** Pairs written for it. */
   steps: number;
+  /** --elide-repeats / --max-result-bytes over what this conversation's model is shown, and what it did. */
+  elider?: Elider;
+  saved: { elided: number; cut: number; bytesSaved: number };
 }
 
 function conversationOf(run: ClaudeReplay, session: Session, own: number): Conversation {
   const recordedTurns = [...turns(session.messages, own)];
+  const shown = elideOptions(session.agent, run.shown);
   const { byResponse } = run.sessions.loadRequests(session.id);
   const blocks = new Map<string, WireBlock>();
   for (const request of byResponse.values())
@@ -184,7 +197,40 @@ function conversationOf(run: ClaudeReplay, session: Session, own: number): Conve
     served: 0,
     asked: 0,
     steps: 0,
+    ...(shown ? { elider: new Elider(shown) } : {}),
+    saved: { elided: 0, cut: 0, bytesSaved: 0 },
   };
+}
+
+/**
+ * A result block as the conversation's model is shown it: with --elide-repeats a repeat of an identical
+ * read-only result becomes the marker, with --max-result-bytes a long one is cut. Keyed by the recorded call
+ * (its name and arguments in the recording), marked with the live call's id (the one the model sees).
+ */
+function shownBlock(
+  conversation: Conversation,
+  block: WireBlock,
+  callId: string,
+  name: string,
+  candidates: readonly { name: string; input: unknown }[],
+): WireBlock {
+  const elider = conversation.elider;
+  const recorded = candidates[0];
+  if (!elider || !recorded) return block;
+  elider.call(callId, recorded.name, recorded.input);
+  const result: ToolResult = {
+    type: 'tool_result',
+    callId,
+    name: recorded.name ?? name,
+    output: resultOutput(block.content),
+    isError: block.is_error === true,
+  };
+  const { shown, fate } = elider.result(result);
+  const saved = savings([fate]);
+  conversation.saved.elided += saved.elided;
+  conversation.saved.cut += saved.truncated;
+  conversation.saved.bytesSaved += saved.bytesSaved;
+  return shown === result ? block : { ...block, content: outputBlocks(shown.output) };
 }
 
 /** What the user typed in the request's first user message (harness text left out): a conversation's mark. */
@@ -279,7 +325,13 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
         ...(tried.result.isError ? { is_error: true } : {}),
       };
       return {
-        block: { ...block, tool_use_id: call.id },
+        block: shownBlock(
+          conversation,
+          { ...block, tool_use_id: call.id },
+          call.id,
+          tried.result.name ?? call.name,
+          candidates,
+        ),
         order: conversation.order.get(recordedId) ?? Number.MAX_SAFE_INTEGER,
       };
     }
@@ -292,13 +344,15 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     });
     if (run.onMiss === 'stop')
       stopped ??= `replay-history: stopped (--on-miss stop): ${call.name} ${JSON.stringify(call.input)} is not in the recording`;
+    const missed: WireBlock = {
+      type: 'tool_result',
+      tool_use_id: call.id,
+      content: missMessage(call.name, tried.nearest),
+      is_error: true,
+    };
+    // A miss is an error result to the model: it ends the baseline of what it asked for.
     return {
-      block: {
-        type: 'tool_result',
-        tool_use_id: call.id,
-        content: missMessage(call.name, tried.nearest),
-        is_error: true,
-      },
+      block: shownBlock(conversation, missed, call.id, call.name, candidates),
       order: Number.MAX_SAFE_INTEGER,
     };
   };
@@ -332,6 +386,8 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
 
   const onExchange = (exchange: ClaudeExchange): void => {
     const conversation = conversations.get(exchange.conversation) ?? main;
+    // Claude Code compacted: its model no longer sees any earlier result, so none may be pointed at.
+    if (exchange.kind === 'compaction' && exchange.message) conversation.elider?.reset();
     if (exchange.exhausted) {
       if (conversation === main) exhausted++;
       return;
@@ -405,6 +461,10 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       latencyMs: exchange.latencyMs,
+      // What the model had been shown when it asked (as the other drivers count it).
+      resultsElided: conversation.saved.elided,
+      resultsCut: conversation.saved.cut,
+      bytesSaved: conversation.saved.bytesSaved,
     });
     run.onTurn?.({ sessionId: owner.id, turn, ok: true });
   };
