@@ -239,8 +239,16 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
       },
     );
     expect(result.exitCode, result.stderr).toBe(0);
-    const report = JSON.parse(result.stdout) as { turnsDone: number; misses: number };
+    const report = JSON.parse(result.stdout) as {
+      turnsDone: number;
+      misses: number;
+      sideEffects: { copyOnWrite: { overlaid: string[] } | null; changes: unknown[] };
+    };
     expect(report).toMatchObject({ turnsDone: 6, misses: 0 });
+    // Claude Code ran against a copy-on-write view of the workspace: had anything been written, it would be in
+    // the view's layer, not here.
+    expect(report.sideEffects.copyOnWrite?.overlaid).toEqual([ws]);
+    expect(report.sideEffects.changes).toEqual([]);
     // Every call reached the model as its recorded result.
     const last = pairsOf(out).at(-1)?.wire.body.messages ?? [];
     const results = last.flatMap((message) =>

@@ -260,7 +260,8 @@ export async function replay(
     cwds: stored.workspace ? [stored.workspace] : sessionIds.map((id) => sessions.row(id)?.cwd ?? null),
     watch: stored.watch ?? [],
     exclude: stored.exclude ?? [],
-    ...(opencode ? { agent: { sandbox: stored.sandbox === true } } : {}),
+    // A real agent runs against a copy-on-write view of the checked directories where one can be made.
+    ...(opencode || claude ? { agent: { sandbox: stored.sandbox === true } } : {}),
   });
   const bar = progressBar('replay');
   let asked = 0;
@@ -324,6 +325,7 @@ export async function replay(
         upstream: claude.upstream,
         binary: claude.binary,
         ...(stored.shown ? { shown: stored.shown } : {}),
+        ...(check.view ? { view: check.view } : {}),
       });
     } else if (opencode) {
       await replayOpencode({

@@ -32,6 +32,7 @@ import {
 } from '../../replay/wire.js';
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
+import type { CopyOnWrite } from '../../verify/overlay.js';
 import { newSecret, redact } from '../common/loopback.js';
 import { forEachSession } from '../common/sessions.js';
 import { promptsOf, rebase } from '../opencode/driver.js';
@@ -68,6 +69,11 @@ export interface ClaudeReplay {
   timeoutMs: number;
   /** --elide-repeats / --max-result-bytes, applied to the recorded results handed over. */
   shown?: ShownSettings;
+  /**
+   * Run Claude Code against this copy-on-write view of the checked directories (the side-effect checker's):
+   * whatever it writes lands in the view's layers, which are the record of it, never in the real files.
+   */
+  view?: Pick<CopyOnWrite, 'wrap'>;
   onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
   onSession?: (event: SessionEnd) => void;
   onNote?: (text: string) => void;
@@ -524,7 +530,9 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
         prompt.text,
       ];
       // Under the watchdog: should this process die without cleaning up, Claude Code is stopped too.
-      const child = await execa(environment.watchdog, [String(process.pid), run.binary, ...args], {
+      const watched = [environment.watchdog, String(process.pid), run.binary, ...args];
+      const argv = run.view ? run.view.wrap(watched, session.id, workspace) : watched;
+      const child = await execa(argv[0] as string, argv.slice(1), {
         cwd: workspace,
         env: environment.env,
         extendEnv: false,
