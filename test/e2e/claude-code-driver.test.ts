@@ -231,7 +231,7 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
     });
     const store = join(dir.path, 'harmful.db');
     expect((await run(['ingest', logs, '--db', store])).exitCode).toBe(0);
-    const out = join(dir.path, 'harmful.jsonl');
+    const out = join(dir.path, 'harmful-pairs.jsonl');
     const result = await run(
       ['replay', '--all', '--db', store, '--agent', 'claude-code', '--out', out, '--json'],
       {
@@ -249,6 +249,25 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
     // the view's layer, not here.
     expect(report.sideEffects.copyOnWrite?.overlaid).toEqual([ws]);
     expect(report.sideEffects.changes).toEqual([]);
+    // And under bubblewrap instead (--sandbox): the workspace read-only to Claude Code, the same answers.
+    const boxed = await run(
+      [
+        'replay',
+        '--all',
+        '--db',
+        store,
+        '--agent',
+        'claude-code',
+        '--sandbox',
+        '--out',
+        out,
+        '--force',
+        '--json',
+      ],
+      { env: { TMPDIR: tmp } },
+    );
+    expect(boxed.exitCode, boxed.stderr).toBe(0);
+    expect(JSON.parse(boxed.stdout)).toMatchObject({ turnsDone: 6, misses: 0 });
     // Every call reached the model as its recorded result.
     const last = pairsOf(out).at(-1)?.wire.body.messages ?? [];
     const results = last.flatMap((message) =>
@@ -513,9 +532,18 @@ describe('replay --agent claude-code: what it refuses before anything runs', () 
     const forced = await run(['replay', '--all', '--db', db, '--agent', 'claude-code', '--mode', 'forced']);
     expect(forced.exitCode).toBe(2);
     expect(forced.stderr).toContain('replays in free mode');
-    const other = await run(['replay', '--all', '--db', db, '--agent', 'claude-code', '--sandbox']);
+    const other = await run([
+      'replay',
+      '--all',
+      '--db',
+      db,
+      '--agent',
+      'claude-code',
+      '--context-limit',
+      '1000',
+    ]);
     expect(other.exitCode).toBe(2);
-    expect(other.stderr).toContain('--sandbox only applies with --agent opencode');
+    expect(other.stderr).toContain('--context-limit only applies with --agent opencode');
     const wrongBin = await run(['replay', '--all', '--db', db, '--claude-bin', '/usr/bin/true']);
     expect(wrongBin.exitCode).toBe(2);
     expect(wrongBin.stderr).toContain('--claude-bin only applies with --agent claude-code');

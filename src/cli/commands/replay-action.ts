@@ -119,6 +119,7 @@ export async function replay(
         ? {
             driver: 'claude-code' as const,
             ...(options.claudeBin ? { claudeBin: resolve(options.claudeBin) } : {}),
+            ...(options.sandbox ? { sandbox: true } : {}),
             ...(options.workspace ? { workspace: resolve(options.workspace) } : {}),
           }
         : {}),
@@ -145,7 +146,7 @@ export async function replay(
     for (const [given, name, agents] of [
       [options.opencodeBin, '--opencode-bin', ['opencode']],
       [options.workspace, '--workspace', ['opencode', 'claude-code']],
-      [options.sandbox, '--sandbox', ['opencode']],
+      [options.sandbox, '--sandbox', ['opencode', 'claude-code']],
       [options.contextLimit, '--context-limit', ['opencode']],
       [options.claudeBin, '--claude-bin', ['claude-code']],
     ] as const) {
@@ -325,6 +326,7 @@ export async function replay(
         upstream: claude.upstream,
         binary: claude.binary,
         ...(stored.shown ? { shown: stored.shown } : {}),
+        ...(stored.sandbox ? { sandbox: { readOnly: check.roots } } : {}),
         ...(check.view ? { view: check.view } : {}),
       });
     } else if (opencode) {
@@ -452,6 +454,14 @@ function checkClaudeOptions(options: ReplayOptions, modeGiven: boolean): void {
 
 /** The claude binary (its version said) and where its model calls go, before the run is created. */
 function prepareClaude(stored: StoredOptions): { binary: string; upstream: ClaudeModel } {
+  if (stored.sandbox) {
+    try {
+      probeSandbox();
+    } catch (error) {
+      if (error instanceof SandboxUnavailable) throw new UserError(error.message, error.hint);
+      throw error;
+    }
+  }
   let found: ReturnType<typeof findClaude>;
   try {
     found = findClaude(stored.claudeBin);

@@ -168,7 +168,7 @@ export function registerReplay(program: Command): void {
     )
     .option(
       '--sandbox',
-      '--agent opencode: run opencode under bubblewrap with the workspace and --watch directories read-only',
+      '--agent opencode/claude-code: run the agent under bubblewrap with the workspace and --watch directories read-only',
     )
     .option('-q, --quiet', 'no progress on stderr (a bar on a terminal, else a line per finished session)')
     .addOption(demoOption())
@@ -231,7 +231,7 @@ Examples:
   $ replay-history replay c0faf5aa --agent opencode --model ollama:qwen2.5-coder:7b
   $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox
   $ replay-history replay c0faf5aa --agent opencode --opencode-bin ~/.opencode/bin/opencode --context-limit 32768
-  $ replay-history replay 5a5a5a5a --agent claude-code --workspace /tmp/demo-app
+  $ replay-history replay 5a5a5a5a --agent claude-code --workspace /tmp/demo-app --sandbox
   $ replay-history replay 5a5a5a5a --agent claude-code --claude-bin ~/.local/bin/claude --model anthropic:claude-sonnet-4-6`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {

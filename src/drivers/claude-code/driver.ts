@@ -33,6 +33,7 @@ import {
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
+import { sandboxed } from '../../verify/sandbox.js';
 import { newSecret, redact } from '../common/loopback.js';
 import { forEachSession } from '../common/sessions.js';
 import { promptsOf, rebase } from '../opencode/driver.js';
@@ -74,6 +75,8 @@ export interface ClaudeReplay {
    * whatever it writes lands in the view's layers, which are the record of it, never in the real files.
    */
   view?: Pick<CopyOnWrite, 'wrap'>;
+  /** Instead of the view: run Claude Code under bubblewrap with these paths read-only (the workspace added). */
+  sandbox?: { readOnly: string[]; bwrap?: string };
   onTurn?: (event: { sessionId: string; turn: number; ok: boolean }) => void;
   onSession?: (event: SessionEnd) => void;
   onNote?: (text: string) => void;
@@ -531,7 +534,17 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
       ];
       // Under the watchdog: should this process die without cleaning up, Claude Code is stopped too.
       const watched = [environment.watchdog, String(process.pid), run.binary, ...args];
-      const argv = run.view ? run.view.wrap(watched, session.id, workspace) : watched;
+      const argv = run.sandbox
+        ? sandboxed(watched, {
+            readOnly: [...new Set([workspace, ...run.sandbox.readOnly])],
+            writable: [environment.root],
+            network: true,
+            cwd: workspace,
+            ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
+          })
+        : run.view
+          ? run.view.wrap(watched, session.id, workspace)
+          : watched;
       const child = await execa(argv[0] as string, argv.slice(1), {
         cwd: workspace,
         env: environment.env,
