@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import HeavyFirst from './test/setup/sequencer.js';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/setup/environment.ts'],
+    sequence: { sequencer: HeavyFirst },
     // A bound for a hang, not a speed test: on a loaded 2-core machine a real agent's start-up takes several
     // times its quiet figure, and no test's outcome may depend on that. Speed is measured in bench/.
     testTimeout: 300_000,

@@ -16,7 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, platform, release, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, median, runNode, table } from '../children.mjs';
 
@@ -137,7 +137,11 @@ try {
   const id = listed.find((session) => session.title.startsWith('[A1]')).id;
   const which = spawnSync(process.execPath, [cli, 'replay', '--help'], { encoding: 'utf8' });
   if (which.status !== 0) throw new Error('the CLI does not start');
-  const claudeBin = join(repo, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
+  // The same binary the driver would pick without --claude-bin.
+  const { findClaude } = await import(
+    pathToFileURL(join(repo, 'dist', 'drivers', 'claude-code', 'binary.js')).href
+  );
+  const claudeBin = findClaude().path;
 
   const version = [];
   for (let i = 0; i < runs; i++) {

@@ -503,50 +503,22 @@ describe('replay --agent claude-code: what it refuses before anything runs', () 
     const runsNow = async () =>
       (JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as unknown[]).length;
     const before = await runsNow();
-    const missing = await run([
-      'replay',
-      '--all',
-      '--db',
-      db,
-      '--agent',
-      'claude-code',
-      '--claude-bin',
-      join(dir.path, 'no-claude'),
-    ]);
-    expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toContain('--claude-bin');
-    expect(missing.stderr).toContain('not an executable file');
+    const replay = (...args: string[]) => run(['replay', '--all', '--db', db, ...args]);
+    const agent = ['--agent', 'claude-code'];
+    for (const [args, said] of [
+      [[...agent, '--claude-bin', join(dir.path, 'no-claude')], 'not an executable file'],
+      [[...agent, '--model', 'openai:gpt-4o-mini'], 'speaks the Anthropic Messages wire'],
+      [[...agent, '--mode', 'forced'], 'replays in free mode'],
+      [[...agent, '--context-limit', '1000'], '--context-limit only applies with --agent opencode'],
+      [['--claude-bin', '/usr/bin/true'], '--claude-bin only applies with --agent claude-code'],
+    ] as const) {
+      const refused = await replay(...args);
+      expect(refused.exitCode, args.join(' ')).toBe(2);
+      expect(refused.stderr).toContain(said);
+    }
+    // A missing binary says how to get the tested one.
+    const missing = await replay(...agent, '--claude-bin', join(dir.path, 'no-claude'));
     expect(missing.stderr).toContain('npm i -g @anthropic-ai/claude-code@2.1.328');
-    const wire = await run([
-      'replay',
-      '--all',
-      '--db',
-      db,
-      '--agent',
-      'claude-code',
-      '--model',
-      'openai:gpt-4o-mini',
-    ]);
-    expect(wire.exitCode).toBe(2);
-    expect(wire.stderr).toContain('speaks the Anthropic Messages wire');
-    const forced = await run(['replay', '--all', '--db', db, '--agent', 'claude-code', '--mode', 'forced']);
-    expect(forced.exitCode).toBe(2);
-    expect(forced.stderr).toContain('replays in free mode');
-    const other = await run([
-      'replay',
-      '--all',
-      '--db',
-      db,
-      '--agent',
-      'claude-code',
-      '--context-limit',
-      '1000',
-    ]);
-    expect(other.exitCode).toBe(2);
-    expect(other.stderr).toContain('--context-limit only applies with --agent opencode');
-    const wrongBin = await run(['replay', '--all', '--db', db, '--claude-bin', '/usr/bin/true']);
-    expect(wrongBin.exitCode).toBe(2);
-    expect(wrongBin.stderr).toContain('--claude-bin only applies with --agent claude-code');
     expect(await runsNow()).toBe(before);
   }, 120_000);
 });

@@ -136,10 +136,10 @@ export async function replay(
     if (options.elideTool.length > 0 && !options.elideRepeats)
       throw new UserError('--elide-tool only makes sense with --elide-repeats');
     if (options.agent === 'opencode') {
-      checkOpencodeOptions(options, modeGiven);
+      checkAgentOptions(options, modeGiven, 'opencode');
       stored.mode = 'free';
     } else if (options.agent === 'claude-code') {
-      checkClaudeOptions(options, modeGiven);
+      checkAgentOptions(options, modeGiven, 'Claude Code');
       stored.mode = 'free';
     }
     // Each driver's own options, refused with any other.
@@ -437,21 +437,6 @@ function reconcile(runs: RunStore, recorded: ReadonlySet<string>, pair: Pair): v
   });
 }
 
-/** The Claude Code driver's options that cannot go with it, found before anything runs. */
-function checkClaudeOptions(options: ReplayOptions, modeGiven: boolean): void {
-  if (modeGiven && options.mode === 'forced')
-    throw new UserError('--agent claude-code replays in free mode: Claude Code drives each session itself');
-  if (options.systemPrompt !== undefined)
-    throw new UserError(
-      '--system-prompt does not apply with --agent claude-code: Claude Code writes its own system prompt',
-    );
-  if (options.workspace) {
-    const dir = resolve(options.workspace);
-    if (!existsSync(dir) || !statSync(dir).isDirectory())
-      throw new UserError(`--workspace ${dir}: no such directory`);
-  }
-}
-
 /** The claude binary (its version said) and where its model calls go, before the run is created. */
 function prepareClaude(stored: StoredOptions): { binary: string; upstream: ClaudeModel } {
   if (stored.sandbox) {
@@ -505,13 +490,13 @@ function prepareClaude(stored: StoredOptions): { binary: string; upstream: Claud
   );
 }
 
-/** The opencode driver's options that cannot go with it, found before anything runs. */
-function checkOpencodeOptions(options: ReplayOptions, modeGiven: boolean): void {
+/** What no real-agent driver can take, found before anything runs (`who`: the agent, as said to the user). */
+function checkAgentOptions(options: ReplayOptions, modeGiven: boolean, who: string): void {
   if (modeGiven && options.mode === 'forced')
-    throw new UserError('--agent opencode replays in free mode: opencode drives each session itself');
+    throw new UserError(`--agent ${options.agent} replays in free mode: ${who} drives each session itself`);
   if (options.systemPrompt !== undefined)
     throw new UserError(
-      '--system-prompt does not apply with --agent opencode: opencode writes its own system prompt',
+      `--system-prompt does not apply with --agent ${options.agent}: ${who} writes its own system prompt`,
     );
   if (options.workspace) {
     const dir = resolve(options.workspace);

@@ -33,37 +33,64 @@ function onPath(env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
-function packaged(): string | undefined {
-  try {
-    const manifest = require.resolve('@anthropic-ai/claude-code/package.json');
-    const path = join(dirname(manifest), 'bin', 'claude.exe');
-    return executable(path) ? path : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The binary to run, with its version. Throws ClaudeNotFound saying what to do. */
-export function findClaude(option?: string, env: NodeJS.ProcessEnv = process.env): ClaudeBinary {
-  let path: string | undefined;
-  let from: ClaudeBinary['from'] = 'option';
-  if (option) {
-    if (!executable(option)) throw new ClaudeNotFound(`--claude-bin ${option}: not an executable file`);
-    path = option;
-  } else {
-    path = onPath(env);
-    from = 'path';
-    if (!path) {
-      path = packaged();
-      from = 'package';
+/**
+ * The pinned package's binary: the platform package's own (there even when npm ran no install scripts), else
+ * the wrapper's `bin/claude.exe` (which its postinstall replaces with that same binary).
+ */
+function packaged(): string[] {
+  const found: string[] = [];
+  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+  for (const name of [
+    `@anthropic-ai/claude-code-${process.platform}-${arch}`,
+    `@anthropic-ai/claude-code-${process.platform}-${arch}-musl`,
+  ]) {
+    try {
+      const path = join(dirname(require.resolve(`${name}/package.json`)), 'claude');
+      if (executable(path)) found.push(path);
+    } catch {
+      // Not installed for this machine.
     }
   }
-  if (!path) throw new ClaudeNotFound('no claude binary: there is no claude on PATH');
+  try {
+    const path = join(
+      dirname(require.resolve('@anthropic-ai/claude-code/package.json')),
+      'bin',
+      'claude.exe',
+    );
+    if (executable(path)) found.push(path);
+  } catch {
+    // Not installed.
+  }
+  return found;
+}
+
+function versionOf(path: string, env: NodeJS.ProcessEnv): string | undefined {
   const probe = spawnSync(path, ['--version'], {
     encoding: 'utf8',
     timeout: 60_000,
     env: { ...env, DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
   });
-  const version = /\d+\.\d+\.\d+\S*/.exec(probe.stdout ?? '')?.[0];
-  return { path, from, ...(version ? { version } : {}) };
+  return /\d+\.\d+\.\d+\S*/.exec(probe.stdout ?? '')?.[0];
+}
+
+/**
+ * The binary to run, with its version. A `claude` that does not say its version (a wrapper whose install
+ * script never ran) gives way to the next one found. Throws ClaudeNotFound saying what to do.
+ */
+export function findClaude(option?: string, env: NodeJS.ProcessEnv = process.env): ClaudeBinary {
+  if (option) {
+    if (!executable(option)) throw new ClaudeNotFound(`--claude-bin ${option}: not an executable file`);
+    const version = versionOf(option, env);
+    return { path: option, from: 'option', ...(version ? { version } : {}) };
+  }
+  const candidates: { path: string; from: ClaudeBinary['from'] }[] = [];
+  const path = onPath(env);
+  if (path) candidates.push({ path, from: 'path' });
+  for (const found of packaged()) candidates.push({ path: found, from: 'package' });
+  if (candidates.length === 0) throw new ClaudeNotFound('no claude binary: there is no claude on PATH');
+  for (const candidate of candidates) {
+    const version = versionOf(candidate.path, env);
+    if (version) return { ...candidate, version };
+  }
+  return candidates[0] as ClaudeBinary;
 }
