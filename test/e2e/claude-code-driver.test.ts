@@ -4,6 +4,7 @@
 //    during the replay, up to the compaction the replay does not make, is the request the model received when
 //    it was recorded (requests.jsonl): system, tools, messages — and the workspace is as it was.
 // 2. A recorded session that would delete a file, write one and call the network: nothing happens.
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -249,7 +250,9 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
     // the view's layer, not here.
     expect(report.sideEffects.copyOnWrite?.overlaid).toEqual([ws]);
     expect(report.sideEffects.changes).toEqual([]);
-    // And under bubblewrap instead (--sandbox): the workspace read-only to Claude Code, the same answers.
+    // And under bubblewrap instead (--sandbox), where it runs: the workspace read-only to Claude Code, the same
+    // answers.
+    if (!bwrapWorks) return;
     const boxed = await run(
       [
         'replay',
@@ -391,6 +394,9 @@ describe('replay --agent claude-code --model anthropic:…', () => {
     }
   }, 240_000);
 });
+
+/** Whether bubblewrap can run here (--sandbox): `.ci/run` installs it where it can. */
+const bwrapWorks = spawnSync('bwrap', ['--bind', '/', '/', '--die-with-parent', 'true']).status === 0;
 
 /** The pids of the processes below `root` whose name has `name` in it, from /proc. */
 function descendants(root: number, name: string): number[] {
