@@ -46,6 +46,16 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => dir?.remove());
 
+/** `--agent claude-code` with the scripted server as its Anthropic-wire model. */
+const live = (server: { baseURL: string }) => [
+  '--agent',
+  'claude-code',
+  '--model',
+  'anthropic:claude-live-test',
+  '--base-url',
+  server.baseURL.replace(/\/v1$/, ''),
+];
+
 const pairsOf = (file: string): PairLine[] =>
   readFileSync(file, 'utf8')
     .trim()
@@ -336,24 +346,9 @@ describe('replay --agent claude-code --model anthropic:…', () => {
     });
     try {
       const out = join(dir.path, 'notes-pairs.jsonl');
-      const result = await run(
-        [
-          'replay',
-          '--all',
-          '--db',
-          store,
-          '--agent',
-          'claude-code',
-          '--model',
-          'anthropic:claude-live-test',
-          '--base-url',
-          server.baseURL.replace(/\/v1$/, ''),
-          '--out',
-          out,
-          '--json',
-        ],
-        { env: { TMPDIR: tmp, ANTHROPIC_API_KEY: 'sk-ant-upstream-key' } },
-      );
+      const result = await run(['replay', '--all', '--db', store, ...live(server), '--out', out, '--json'], {
+        env: { TMPDIR: tmp, ANTHROPIC_API_KEY: 'sk-ant-upstream-key' },
+      });
       expect(result.exitCode, result.stderr).toBe(0);
       const asked = server.chatRequests();
       expect(asked).toHaveLength(3);
@@ -465,21 +460,7 @@ describe('replay --agent claude-code killed with SIGKILL mid-run', () => {
     try {
       const child = execa(
         'node',
-        [
-          bin,
-          'replay',
-          '--all',
-          '--db',
-          store,
-          '--agent',
-          'claude-code',
-          '--model',
-          'anthropic:claude-live-test',
-          '--base-url',
-          server.baseURL.replace(/\/v1$/, ''),
-          '--out',
-          join(dir.path, 'killed.jsonl'),
-        ],
+        [bin, 'replay', '--all', '--db', store, ...live(server), '--out', join(dir.path, 'killed.jsonl')],
         { reject: false, env: { NO_COLOR: '1', TMPDIR: tmp, ANTHROPIC_API_KEY: 'sk-ant-upstream-key' } },
       );
       const pid = child.pid as number;
@@ -628,13 +609,15 @@ describe('replay --agent claude-code stopped (SIGTERM) and resumed', () => {
     });
     const out = join(dir.path, 'resume.jsonl');
     const env = { TMPDIR: tmp, ANTHROPIC_API_KEY: 'sk-ant-upstream-key' };
-    const base = server.baseURL.replace(/\/v1$/, '');
     try {
-      const args = ['--agent', 'claude-code', '--model', 'anthropic:claude-live-test', '--base-url', base];
-      const child = execa('node', [bin, 'replay', '--all', '--db', store, ...args, '--out', out, '--json'], {
-        reject: false,
-        env: { NO_COLOR: '1', ...env },
-      });
+      const child = execa(
+        'node',
+        [bin, 'replay', '--all', '--db', store, ...live(server), '--out', out, '--json'],
+        {
+          reject: false,
+          env: { NO_COLOR: '1', ...env },
+        },
+      );
       for (let waited = 0; server.chatRequests().length < 3; waited += 50) {
         if (waited > 120_000) throw new Error('Claude Code never asked a third time');
         await new Promise((resolve) => setTimeout(resolve, 50));

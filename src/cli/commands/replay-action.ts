@@ -463,14 +463,7 @@ function prepareClaude(stored: StoredOptions): { binary: string; upstream: Claud
     warn(
       `claude ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${claudeCodeVersion}`,
     );
-  let kind: string;
-  let model: string;
-  try {
-    ({ kind, model } = parseSpec(stored.model));
-  } catch (error) {
-    if (error instanceof ProviderSpecError) throw new UserError(error.message);
-    throw error;
-  }
+  const { kind, model } = specOf(stored.model);
   if (kind === 'recorded') return { binary: found.path, upstream: { kind: 'recorded' } };
   if (kind === 'anthropic') {
     const apiKey = process.env.ANTHROPIC_API_KEY;
@@ -488,6 +481,16 @@ function prepareClaude(stored: StoredOptions): { binary: string; upstream: Claud
     `--agent claude-code speaks the Anthropic Messages wire: --model ${stored.model} is not one`,
     'use recorded, or anthropic:MODEL (with --base-url for any server speaking /v1/messages: vLLM, llama.cpp, ollama)',
   );
+}
+
+/** `--model` split into its provider and model, a malformed one a usage error. */
+function specOf(spec: string): { kind: string; model: string } {
+  try {
+    return parseSpec(spec);
+  } catch (error) {
+    if (error instanceof ProviderSpecError) throw new UserError(error.message);
+    throw error;
+  }
 }
 
 /** What no real-agent driver can take, found before anything runs (`who`: the agent, as said to the user). */
@@ -553,14 +556,7 @@ async function prepareOpencode(
 
 /** `--model` for the opencode driver: the recorded turns, or an OpenAI-compatible endpoint. */
 function upstreamFor(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): Upstream {
-  let kind: string;
-  let model: string;
-  try {
-    ({ kind, model } = parseSpec(stored.model));
-  } catch (error) {
-    if (error instanceof ProviderSpecError) throw new UserError(error.message);
-    throw error;
-  }
+  const { kind, model } = specOf(stored.model);
   if (kind === 'recorded') return { kind: 'recorded' };
   if (kind === 'openai') {
     const apiKey = env.OPENAI_API_KEY;
