@@ -3,6 +3,7 @@
 // our normalized Message shape: the point is to be able to send the identical request again. Pure: no I/O.
 
 import { createHash } from 'node:crypto';
+import type { OutputBlock } from './session.js';
 
 /** One content block as the API takes it (text, thinking, tool_use, tool_result, image, …), kept verbatim. */
 export type WireBlock = { type: string; [key: string]: unknown };
@@ -243,4 +244,30 @@ export function wireBody(request: TurnRequest): { body: Record<string, unknown>;
   const { betas, ...params } = request.params;
   const list = Array.isArray(betas) ? betas.filter((b): b is string => typeof b === 'string') : [];
   return { body: { ...params, system, tools: request.tools, messages }, betas: list };
+}
+
+/**
+ * What the model saw of a `tool_result`'s content, as a stored output: the string, or its blocks — text and
+ * images as they are, a tool reference named, any other block as its JSON text. The one reading for the
+ * transcript's results (the Claude Code reader) and a request's (a replay's wire).
+ */
+export function toolResultOutput(content: unknown): string | OutputBlock[] {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content))
+    return content === undefined || content === null ? '' : JSON.stringify(content);
+  const out: OutputBlock[] = [];
+  for (const block of content as Record<string, unknown>[]) {
+    if (block.type === 'text') out.push({ type: 'text', text: String(block.text ?? '') });
+    else if (block.type === 'image') {
+      const source = block.source as { media_type?: string; data?: string; url?: string } | undefined;
+      out.push({
+        type: 'image',
+        mediaType: source?.media_type ?? 'image/*',
+        data: source?.data ?? source?.url ?? '',
+      });
+    } else if (block.type === 'tool_reference')
+      out.push({ type: 'text', text: `[tool_reference: ${String(block.tool_name ?? '')}]` });
+    else out.push({ type: 'text', text: JSON.stringify(block) });
+  }
+  return out;
 }

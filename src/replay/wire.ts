@@ -5,7 +5,7 @@
 // rebuilt from the stored conversation (`conversation`, for transcripts without them). Pure: no I/O.
 
 import type { TurnRequest, WireBlock, WireMessage } from '../model/request.js';
-import { wireBody } from '../model/request.js';
+import { toolResultOutput, wireBody } from '../model/request.js';
 import type { Message, OutputBlock, ToolResult } from '../model/session.js';
 import { outputText } from '../model/session.js';
 import type { ToolSpec } from './catalogue/types.js';
@@ -144,26 +144,6 @@ export function systemText(system: string | WireBlock[]): string {
   return system.map((block) => (typeof block.text === 'string' ? block.text : '')).join('');
 }
 
-/** A `tool_result`'s content as a stored output: the string, or its text and image blocks. */
-export function resultOutput(content: unknown): ToolResult['output'] {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return (content as WireBlock[]).flatMap((block): OutputBlock[] => {
-    if (block.type === 'text') return [{ type: 'text', text: String(block.text ?? '') }];
-    if (block.type === 'image') {
-      const source = block.source as { media_type?: string; data?: string; url?: string } | undefined;
-      return [
-        {
-          type: 'image',
-          mediaType: source?.media_type ?? 'image/*',
-          data: source?.data ?? source?.url ?? '',
-        },
-      ];
-    }
-    return [];
-  });
-}
-
 /**
  * `--elide-repeats` / `--max-result-bytes` over the wire's tool results, with the same elider as the chat form:
  * a result is replaced by the marker (or cut) exactly where the chat form's is. Unchanged blocks are kept as
@@ -184,7 +164,7 @@ export function elideWire(
       const result: ToolResult = {
         type: 'tool_result',
         callId: String(block.tool_use_id),
-        output: resultOutput(block.content),
+        output: toolResultOutput(block.content),
         isError: block.is_error === true,
       };
       const { shown, fate } = elider.result(result);
@@ -265,7 +245,7 @@ export function chatFromWire(wire: AnthropicWire): {
       }
       const id = String(block.tool_use_id);
       if (block.is_error === true) errors.push(id);
-      messages.push({ role: 'tool', tool_call_id: id, content: outputText(resultOutput(block.content)) });
+      messages.push({ role: 'tool', tool_call_id: id, content: outputText(toolResultOutput(block.content)) });
     }
     if (rest.length > 0) messages.push({ role: 'user', content: chatContent(rest) });
   }

@@ -1,10 +1,9 @@
 import { sessionId } from '../../model/ids.js';
-import type { RequestShape, WireMessage } from '../../model/request.js';
+import { type RequestShape, toolResultOutput, type WireMessage } from '../../model/request.js';
 import {
   type Message,
   markUnanswered,
   nameResults,
-  type OutputBlock,
   type Part,
   type Session,
   type SessionKind,
@@ -761,7 +760,7 @@ function userMessages(env: Envelope, source: { file: string; line: number }, exp
       results.push({
         type: 'tool_result',
         callId: String(b.tool_use_id ?? ''),
-        output: toolOutput(b.content),
+        output: toolResultOutput(b.content),
         isError: b.is_error === true,
       });
       continue;
@@ -790,24 +789,6 @@ function image(block: Record<string, unknown>): Part | undefined {
   const source = block.source as { media_type?: string; data?: string; url?: string } | undefined;
   if (!source) return undefined;
   return { type: 'image', mediaType: source.media_type ?? 'image/*', data: source.data ?? source.url ?? '' };
-}
-
-/** What the model saw of a tool result: the string, or its blocks (text and images). */
-function toolOutput(content: unknown): string | OutputBlock[] {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content))
-    return content === undefined || content === null ? '' : JSON.stringify(content);
-  const out: OutputBlock[] = [];
-  for (const block of content as Record<string, unknown>[]) {
-    if (block.type === 'text') out.push({ type: 'text', text: String(block.text ?? '') });
-    else if (block.type === 'image') {
-      const source = block.source as { media_type?: string; data?: string } | undefined;
-      out.push({ type: 'image', mediaType: source?.media_type ?? 'image/*', data: source?.data ?? '' });
-    } else if (block.type === 'tool_reference')
-      out.push({ type: 'text', text: `[tool_reference: ${String(block.tool_name ?? '')}]` });
-    else out.push({ type: 'text', text: JSON.stringify(block) });
-  }
-  return out;
 }
 
 function resultText(content: unknown): string {
