@@ -15,11 +15,9 @@ import {
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { promptsOf } from '../../src/drivers/opencode/driver.js';
 import { prepareEnvironment } from '../../src/drivers/opencode/environment.js';
 import { outputText } from '../../src/model/session.js';
 import { turns } from '../../src/model/turns.js';
-import { assistantMessage } from '../../src/replay/chat.js';
 import { elisionMarker } from '../../src/replay/elide.js';
 import { openDb } from '../../src/store/db.js';
 import { SessionStore } from '../../src/store/sessions.js';
@@ -33,6 +31,7 @@ import {
 } from '../helpers/model-server.js';
 import { opencodeBinary } from '../helpers/opencode.js';
 import { prompts } from '../helpers/opencode-scenario.js';
+import { recordedSteps } from '../helpers/recorded-steps.js';
 
 interface PairLine {
   run: string;
@@ -142,27 +141,7 @@ beforeAll(async () => {
     mainId = listed.find((s) => s.title === 'Fix todos limit off-by-one')?.id ?? '';
     const loaded = store.load(mainId);
     if (!loaded) throw new Error('the sample main session is not in the store');
-    const recorded = [...turns(loaded.session.messages, loaded.own)];
-    steps = promptsOf(loaded.session.messages, loaded.own, recorded).map((prompt) => {
-      const replies: ScriptedReply[] = [];
-      for (const index of prompt.turns) {
-        const message = assistantMessage((recorded[index] as (typeof recorded)[number]).response);
-        replies.push({
-          ...(message.content ? { text: message.content } : {}),
-          ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
-          toolCalls: (message.tool_calls ?? []).map((call) => ({
-            id: call.id,
-            name: call.function.name,
-            arguments: JSON.parse(call.function.arguments) as unknown,
-          })),
-        });
-        if (!message.tool_calls?.length) break;
-      }
-      return replies;
-    });
-    results = recorded.flatMap((turn) =>
-      turn.results.map((result) => ({ output: outputText(result.output), isError: result.isError })),
-    );
+    ({ steps, results } = recordedSteps(loaded.session.messages, loaded.own));
   } finally {
     handle.close();
   }

@@ -9,12 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { promptsOf } from '../../src/drivers/opencode/driver.js';
 import { pluginFileName } from '../../src/drivers/opencode/plugin.js';
-import { outputText } from '../../src/model/session.js';
-import { turns } from '../../src/model/turns.js';
 import { isReadOnly } from '../../src/replay/catalogue/index.js';
-import { assistantMessage } from '../../src/replay/chat.js';
 import { openDb } from '../../src/store/db.js';
 import { SessionStore } from '../../src/store/sessions.js';
 import { type RawResponse, rawRequest } from '../drivers/opencode/raw-request.js';
@@ -26,6 +22,7 @@ import {
   type ScriptedReply,
   startModelServer,
 } from '../helpers/model-server.js';
+import { recordedSteps } from '../helpers/recorded-steps.js';
 
 interface PairLine {
   turn: number;
@@ -69,27 +66,7 @@ beforeAll(async () => {
   try {
     const loaded = new SessionStore(handle).load(mainId);
     if (!loaded) throw new Error('the sample main session is not in the store');
-    const recorded = [...turns(loaded.session.messages, loaded.own)];
-    steps = promptsOf(loaded.session.messages, loaded.own, recorded).map((prompt) => {
-      const replies: ScriptedReply[] = [];
-      for (const index of prompt.turns) {
-        const message = assistantMessage((recorded[index] as (typeof recorded)[number]).response);
-        replies.push({
-          ...(message.content ? { text: message.content } : {}),
-          ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
-          toolCalls: (message.tool_calls ?? []).map((call) => ({
-            id: call.id,
-            name: call.function.name,
-            arguments: JSON.parse(call.function.arguments) as unknown,
-          })),
-        });
-        if (!message.tool_calls?.length) break;
-      }
-      return replies;
-    });
-    results = recorded.flatMap((turn) =>
-      turn.results.map((result) => ({ output: outputText(result.output), isError: result.isError })),
-    );
+    ({ steps, results } = recordedSteps(loaded.session.messages, loaded.own));
     const call = steps
       .flat()
       .flatMap((step) => step.toolCalls ?? [])
