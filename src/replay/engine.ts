@@ -5,13 +5,14 @@ import { type Turn, turns } from '../model/turns.js';
 import type { RunStore } from '../store/runs.js';
 import { turnKey } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
-import { toolDefaults, toolsFor } from './catalogue/index.js';
+import { isReadOnly, toolDefaults, toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage } from './chat.js';
 import { askedWith } from './context.js';
 import { elideOptions, type ShownSettings, savings } from './elide.js';
 import { compareCalls, type NormalizeContext } from './match.js';
 import { type Pair, type PairSources, type PairsWriter, pairSchema } from './pairs.js';
 import { type Completion, type Provider, ProviderError } from './providers/types.js';
+import { ShortCircuit } from './shortcircuit.js';
 import type { Wire } from './wire.js';
 
 /** What every replay run needs, whatever its mode. */
@@ -68,6 +69,14 @@ export function matching(session: Session): NormalizeContext {
     ...(session.cwd ? { cwd: session.cwd } : {}),
     defaults: (tool) => toolDefaults(session.agent, tool),
   };
+}
+
+/** The session's recorded results, handed out call by call, compared as `matching` compares (every driver's). */
+export function shortCircuitOf(session: Session): ShortCircuit {
+  return new ShortCircuit(session.messages, {
+    ...matching(session),
+    readOnly: (tool) => isReadOnly(session.agent, tool),
+  });
 }
 
 /**

@@ -1,14 +1,14 @@
 import { type Message, outputText, type ToolResult } from '../model/session.js';
 import { turns } from '../model/turns.js';
-import { isReadOnly, toolDefaults, toolsFor } from './catalogue/index.js';
+import { toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage, chatMessages, chatTools } from './chat.js';
 import { recordedSystemPrompt, requestMessages } from './context.js';
 import { callKey, Elider, elideOptions, type ResultFate, savings, showThrough } from './elide.js';
-import { matching, type ReplayRun, requestDigest } from './engine.js';
+import { matching, type ReplayRun, requestDigest, shortCircuitOf } from './engine.js';
 import { compareCalls } from './match.js';
 import { type PairSources, pairSchema } from './pairs.js';
 import { type Completion, ProviderError, RecordingExhausted } from './providers/types.js';
-import { type NearCall, ShortCircuit } from './shortcircuit.js';
+import type { NearCall } from './shortcircuit.js';
 import { chatToolsOf, systemText } from './wire.js';
 
 export interface FreeRun extends ReplayRun {
@@ -117,11 +117,7 @@ async function freeSession(run: FreeRun, id: string): Promise<void> {
   };
   /** Call ids whose result, as shown in the live context, is an error. */
   const errors: string[] = [];
-  const circuit = new ShortCircuit(session.messages, {
-    ...(session.cwd ? { cwd: session.cwd } : {}),
-    readOnly: (tool) => isReadOnly(session.agent, tool),
-    defaults: (tool) => toolDefaults(session.agent, tool),
-  });
+  const circuit = shortCircuitOf(session);
   const budget = Math.max(1, Math.ceil(originals.length * run.maxTurnsFactor));
   // --elide-repeats / --max-result-bytes over the live context, which only grows: one elider for the session.
   const shown = elideOptions(session.agent, run.shown);

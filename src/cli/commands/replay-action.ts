@@ -439,14 +439,7 @@ function reconcile(runs: RunStore, recorded: ReadonlySet<string>, pair: Pair): v
 
 /** The claude binary (its version said) and where its model calls go, before the run is created. */
 function prepareClaude(stored: StoredOptions): { binary: string; upstream: ClaudeModel } {
-  if (stored.sandbox) {
-    try {
-      probeSandbox();
-    } catch (error) {
-      if (error instanceof SandboxUnavailable) throw new UserError(error.message, error.hint);
-      throw error;
-    }
-  }
+  if (stored.sandbox) requireSandbox();
   let found: ReturnType<typeof findClaude>;
   try {
     found = findClaude(stored.claudeBin);
@@ -481,6 +474,16 @@ function prepareClaude(stored: StoredOptions): { binary: string; upstream: Claud
     `--agent claude-code speaks the Anthropic Messages wire: --model ${stored.model} is not one`,
     'use recorded, or anthropic:MODEL (with --base-url for any server speaking /v1/messages: vLLM, llama.cpp, ollama)',
   );
+}
+
+/** `--sandbox` asked for where bubblewrap cannot run: a usage error, before anything runs. */
+function requireSandbox(): void {
+  try {
+    probeSandbox();
+  } catch (error) {
+    if (error instanceof SandboxUnavailable) throw new UserError(error.message, error.hint);
+    throw error;
+  }
 }
 
 /** `--model` split into its provider and model, a malformed one a usage error. */
@@ -527,14 +530,7 @@ async function prepareOpencode(
       throw new UserError(error.message, 'pass --opencode-bin PATH, or npm install opencode-ai');
     throw error;
   }
-  if (stored.sandbox) {
-    try {
-      probeSandbox();
-    } catch (error) {
-      if (error instanceof SandboxUnavailable) throw new UserError(error.message, error.hint);
-      throw error;
-    }
-  }
+  if (stored.sandbox) requireSandbox();
   const upstream = upstreamFor(stored);
   // Overridden: every tool this opencode offers this model (asked, not assumed), and on the version the plugin
   // was verified with, the built-ins it filters by model or permission too, so none can appear unanswered.

@@ -2,9 +2,9 @@
 // this project's own node_modules (the pinned devDependency the tests use). It is never a dependency of
 // replay-history: the package is hundreds of MB. Another version than the tested one runs, with a warning.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { executable, onPath } from '../common/binary.js';
 
 const require = createRequire(import.meta.url);
 
@@ -15,22 +15,6 @@ export interface ClaudeBinary {
   /** What `claude --version` printed (`2.1.328`), or undefined. */
   version?: string;
   from: 'option' | 'path' | 'package';
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function onPath(env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir && executable(join(dir, 'claude'))) return join(dir, 'claude');
-  }
-  return undefined;
 }
 
 /**
@@ -84,7 +68,7 @@ export function findClaude(option?: string, env: NodeJS.ProcessEnv = process.env
     return { path: option, from: 'option', ...(version ? { version } : {}) };
   }
   const candidates: { path: string; from: ClaudeBinary['from'] }[] = [];
-  const path = onPath(env);
+  const path = onPath('claude', env);
   if (path) candidates.push({ path, from: 'path' });
   for (const found of packaged()) candidates.push({ path: found, from: 'package' });
   if (candidates.length === 0) throw new ClaudeNotFound('no claude binary: there is no claude on PATH');

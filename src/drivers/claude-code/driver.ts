@@ -1,41 +1,35 @@
-// `replay --agent claude-code`: each session is replayed by the real Claude Code, headless (`claude -p`, then
-// `--resume` for each later prompt), in a private environment (environment.ts) where a hook denies every tool
-// call and the proxy (proxy.ts) gives the model the recorded result in its place. The model sees Claude Code's
-// own system prompt, tools and reminders; each agent step becomes a pair holding the request as Claude Code
-// sent it. Nothing the recording holds is run: the hook denies before any tool starts, with nothing of ours
-// needed to deny.
-import { existsSync, statSync } from 'node:fs';
 import { execa } from 'execa';
 import {
   authorOf,
   type TurnRequest,
+  toolResultOutput,
   type WireBlock,
   type WireMessage,
   wireBody,
 } from '../../model/request.js';
 import type { Message, Session, ToolResult } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
-import { isReadOnly, toolDefaults } from '../../replay/catalogue/index.js';
 import { assistantMessage, type ChatMessage, type ChatToolCall } from '../../replay/chat.js';
 import { Elider, elideOptions, type ShownSettings, savings } from '../../replay/elide.js';
-import { matching, requestDigest, type SessionEnd } from '../../replay/engine.js';
+import { matching, requestDigest, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
 import { missMessage } from '../../replay/free.js';
 import { compareCalls } from '../../replay/match.js';
 import { type Pair, type PairsWriter, pairSchema } from '../../replay/pairs.js';
-import { ShortCircuit } from '../../replay/shortcircuit.js';
-import {
-  type AnthropicWire,
-  chatFromWire,
-  messageBlocks,
-  outputBlocks,
-  resultOutput,
-} from '../../replay/wire.js';
+import type { ShortCircuit } from '../../replay/shortcircuit.js';
+import { type AnthropicWire, chatFromWire, messageBlocks, outputBlocks } from '../../replay/wire.js';
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
 import { sandboxed } from '../../verify/sandbox.js';
 import { newSecret, redact } from '../common/loopback.js';
-import { forEachSession } from '../common/sessions.js';
+import {
+  endUnreplayed,
+  failTurn,
+  forEachSession,
+  jsonEvents,
+  unusableWorkspace,
+  usableWorkspace,
+} from '../common/sessions.js';
 import { promptsOf, rebase } from '../opencode/driver.js';
 import { mappedAgents } from '../opencode/mapping.js';
 import { type AnthropicMessage, chatCompletion, finishReason } from '../wire/anthropic-messages.js';
@@ -168,6 +162,8 @@ interface Conversation {
   asked: number;
   /** Pairs written for it. */
   steps: number;
+  /** Model calls it may make (--max-turns × its recorded turns). */
+  budget: number;
   /** --elide-repeats / --max-result-bytes over what this conversation's model is shown, and what it did. */
   elider?: Elider;
   saved: { elided: number; cut: number; bytesSaved: number };
@@ -194,11 +190,7 @@ function conversationOf(run: ClaudeReplay, session: Session, own: number): Conve
     session,
     recordedTurns,
     originals: recordedTurns.map((turn) => assistantMessage(turn.response)),
-    circuit: new ShortCircuit(session.messages, {
-      ...(session.cwd ? { cwd: session.cwd } : {}),
-      readOnly: (tool) => isReadOnly(session.agent, tool),
-      defaults: (tool) => toolDefaults(session.agent, tool),
-    }),
+    circuit: shortCircuitOf(session),
     blocks,
     order,
     byResponse,
@@ -206,6 +198,7 @@ function conversationOf(run: ClaudeReplay, session: Session, own: number): Conve
     served: 0,
     asked: 0,
     steps: 0,
+    budget: Math.max(1, Math.ceil(recordedTurns.length * run.maxTurnsFactor)),
     ...(shown ? { elider: new Elider(shown) } : {}),
     saved: { elided: 0, cut: 0, bytesSaved: 0 },
   };
@@ -231,7 +224,7 @@ function shownBlock(
     type: 'tool_result',
     callId,
     name: recorded.name ?? name,
-    output: resultOutput(block.content),
+    output: toolResultOutput(block.content),
     isError: block.is_error === true,
   };
   const { shown, fate } = elider.result(result);
@@ -260,11 +253,8 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   const loaded = run.sessions.load(id);
   if (!loaded) return;
   const { session, own } = loaded;
-  const skip = (why: string, status: 'done' | 'failed' = 'failed'): void => {
-    if (status === 'failed') run.onNote?.(`${session.id.slice(0, 12)}: ${why}`);
-    run.runs.setSessionStatus(run.runId, session.id, status);
-    run.onSession?.({ sessionId: session.id, status, note: why });
-  };
+  const skip = (why: string, status: 'done' | 'failed' = 'failed'): void =>
+    endUnreplayed(run, session.id, why, status);
   if (
     session.agent !== 'claude-code' &&
     !mappedAgents.includes(session.agent) &&
@@ -276,10 +266,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   const main = conversationOf(run, session, own);
   const prompts = promptsOf(session.messages, own, main.recordedTurns);
   const workspace = run.workspace ?? session.cwd ?? undefined;
-  if (!workspace || !existsSync(workspace) || !statSync(workspace).isDirectory())
-    return skip(
-      `not replayed: ${workspace ? `its workspace ${workspace} is not on this machine` : 'no recorded cwd'} (pass --workspace DIR)`,
-    );
+  if (!usableWorkspace(workspace)) return skip(unusableWorkspace(workspace));
   if (prompts.length === 0) return skip('not replayed: no user message to start from');
   const recordedCwd = session.cwd ?? workspace;
   const firstShape = [...main.byResponse.values()].find((request) => request.tools.length > 0);
@@ -295,7 +282,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   const conversations = new Map<string, Conversation>([['main', main]]);
   const byOpening = new Map<string, string>();
 
-  const budget = Math.max(1, Math.ceil(main.originals.length * run.maxTurnsFactor));
+  const budget = main.budget;
   const processTimeout = run.timeoutMs * (budget + 2) + 60_000;
   let summaries = session.messages.filter((message) => message.compaction);
   let stopped: string | undefined;
@@ -308,7 +295,9 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     const input = rebase(call.input, workspace, recordedCwd);
     // Another agent's recording names its calls its own way (mapping.ts); a call with no counterpart is tried
     // as it is (a recorded call Claude Code could not make, served by --model recorded).
-    const candidates = [...recordedFor(session.agent, call.name, input), { name: call.name, input }];
+    const candidates = [...recordedFor(session.agent, call.name, input)];
+    if (!candidates.some((candidate) => candidate.name === call.name))
+      candidates.push({ name: call.name, input });
     let tried: ReturnType<ShortCircuit['answer']> = { kind: 'miss', nearest: [] };
     for (const [index, candidate] of candidates.entries()) {
       const attempt = conversation.circuit.answer(candidate.name, candidate.input);
@@ -508,12 +497,8 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     refuse: (kind, key) => {
       if (kind !== 'step') return undefined;
       if (stopped) return stopped;
-      const conversation = conversations.get(key) ?? main;
-      const allowed =
-        conversation === main
-          ? budget
-          : Math.max(1, Math.ceil(conversation.originals.length * run.maxTurnsFactor));
-      if (conversation.steps >= allowed)
+      const { steps, budget: allowed } = conversations.get(key) ?? main;
+      if (steps >= allowed)
         return `replay-history: the session's budget of ${allowed} model calls (--max-turns) is spent`;
       return undefined;
     },
@@ -555,18 +540,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
         forceKillAfterDelay: 2_000,
         maxBuffer: 256 * 1024 * 1024,
       });
-      const events = String(child.stdout ?? '')
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .flatMap((line) => {
-          try {
-            return [
-              JSON.parse(line) as { type?: string; subtype?: string; session_id?: unknown; result?: unknown },
-            ];
-          } catch {
-            return [];
-          }
-        });
+      const events = jsonEvents(String(child.stdout ?? ''));
       claudeSessionId ??= events.find((event) => typeof event.session_id === 'string')?.session_id as
         | string
         | undefined;
@@ -595,18 +569,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
               : `claude exited with ${child.exitCode ?? child.signal}${said ? `: ${String(said)}` : ''}${tail ? `\n${tail}` : ''}`),
           secret,
         );
-        run.runs.saveTurn(run.runId, {
-          sessionId: session.id,
-          turn: main.steps + 1,
-          status: 'failed',
-          requestDigest: '',
-          callsPredicted: 0,
-          callsOriginal: main.originals[main.steps]?.tool_calls?.length ?? 0,
-          callsMatched: 0,
-          error: why,
-        });
-        run.onTurn?.({ sessionId: session.id, turn: main.steps + 1, ok: false });
-        run.onNote?.(`${session.id.slice(0, 12)}: turn ${main.steps + 1} failed: ${why}`);
+        failTurn(run, session.id, main.steps + 1, main.originals[main.steps]?.tool_calls?.length ?? 0, why);
         status = 'failed';
         break;
       }

@@ -2,9 +2,10 @@
 // (npm `opencode-ai` only links one of these), else `opencode` on PATH. The plugin is written for one version;
 // another is allowed (the plugin fails the run for any built-in it does not know) but said out loud.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { executable, onPath } from '../common/binary.js';
 import { opencodeVersion } from './environment.js';
 
 const require = createRequire(import.meta.url);
@@ -38,36 +39,18 @@ function packaged(): { path: string; version?: string } | undefined {
   return undefined;
 }
 
-function onPath(env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const path = join(dir, 'opencode');
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // Not here.
-    }
-  }
-  return undefined;
-}
-
 /** The binary to run, with its version. Throws OpencodeNotFound with what to do. */
 export function findOpencode(option?: string, env: NodeJS.ProcessEnv = process.env): Binary {
   let path: string | undefined;
   let from: Binary['from'];
   if (option) {
-    try {
-      accessSync(option, constants.X_OK);
-    } catch {
-      throw new OpencodeNotFound(`--opencode-bin ${option}: not an executable file`);
-    }
+    if (!executable(option)) throw new OpencodeNotFound(`--opencode-bin ${option}: not an executable file`);
     path = option;
     from = 'option';
   } else {
     const found = packaged();
     if (found?.version) return { path: found.path, version: found.version, from: 'package' };
-    path = found?.path ?? onPath(env);
+    path = found?.path ?? onPath('opencode', env);
     from = found ? 'package' : 'path';
   }
   if (!path) {

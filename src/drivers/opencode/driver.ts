@@ -3,12 +3,11 @@
 // go through our recording proxy (proxy.ts) to the real model, or to the session's own recorded turns
 // (recorded.ts), and each agent step becomes a pair. Later user messages go in with `--session <id>` once the
 // previous `opencode run` has exited and the proxy has delivered its last answer.
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Message, Part, ToolResult } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
-import { isReadOnly, toolDefaults } from '../../replay/catalogue/index.js';
 import { assistantMessage, type ChatMessage, type ChatToolCall } from '../../replay/chat.js';
 import {
   callKey,
@@ -18,16 +17,23 @@ import {
   type ShownSettings,
   savings,
 } from '../../replay/elide.js';
-import { matching, requestDigest, type SessionEnd } from '../../replay/engine.js';
+import { matching, requestDigest, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
 import { compareCalls } from '../../replay/match.js';
 import type { PairsWriter } from '../../replay/pairs.js';
-import { type Answer, ShortCircuit } from '../../replay/shortcircuit.js';
+import type { Answer } from '../../replay/shortcircuit.js';
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
 import { sandboxed } from '../../verify/sandbox.js';
 import { newSecret, redact, socketFits } from '../common/loopback.js';
-import { forEachSession } from '../common/sessions.js';
+import {
+  endUnreplayed,
+  failTurn,
+  forEachSession,
+  jsonEvents,
+  unusableWorkspace,
+  usableWorkspace,
+} from '../common/sessions.js';
 import { type AnswerServer, type AnswerSource, startAnswerServer } from './answers.js';
 import { makePrivateTree, prepareEnvironment } from './environment.js';
 import { opencodeCall, type RecordedName, recordedNames } from './mapping.js';
@@ -202,25 +208,13 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
   const originals: Assistant[] = recordedTurns.map((turn) => assistantMessage(turn.response));
   const prompts = promptsOf(session.messages, own, recordedTurns);
   const workspace = run.workspace ?? session.cwd ?? undefined;
-  const skip = (why: string): void => {
-    run.onNote?.(`${session.id.slice(0, 12)}: ${why}`);
-    run.runs.setSessionStatus(run.runId, session.id, 'failed');
-    run.onSession?.({ sessionId: session.id, status: 'failed', note: why });
-  };
-  if (!workspace || !existsSync(workspace) || !statSync(workspace).isDirectory()) {
-    return skip(
-      `not replayed: ${workspace ? `its workspace ${workspace} is not on this machine` : 'no recorded cwd'} (pass --workspace DIR)`,
-    );
-  }
+  const skip = (why: string): void => endUnreplayed(run, session.id, why);
+  if (!usableWorkspace(workspace)) return skip(unusableWorkspace(workspace));
   if (prompts.length === 0) return skip('not replayed: no user message to start from');
   // Replayed in a workspace elsewhere: the model's paths name the workspace, the recording's the recorded cwd.
   const recordedCwd = session.cwd ?? workspace;
 
-  const circuit = new ShortCircuit(session.messages, {
-    ...(session.cwd ? { cwd: session.cwd } : {}),
-    readOnly: (tool) => isReadOnly(session.agent, tool),
-    defaults: (tool) => toolDefaults(session.agent, tool),
-  });
+  const circuit = shortCircuitOf(session);
   const budget = Math.max(1, Math.ceil(originals.length * run.maxTurnsFactor));
   // A whole `opencode run`: every step of the budget may take the per-call limit.
   const processTimeout = run.timeoutMs * (budget + 2) + 60_000;
@@ -479,7 +473,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
       });
       // Its last answer may still be on the wire to a process that is gone; wait until the proxy is done.
       await proxy.idle();
-      const events = parseEvents(String(child.stdout ?? ''));
+      const events = jsonEvents(String(child.stdout ?? ''));
       opencodeSession ??= events.find((event) => typeof event.sessionID === 'string')?.sessionID as
         | string
         | undefined;
@@ -516,18 +510,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
                 : `opencode exited with ${child.exitCode ?? child.signal}${said ? `: ${said}` : ''}${tail ? `\n${tail}` : ''}`),
           secret,
         );
-        run.runs.saveTurn(run.runId, {
-          sessionId: session.id,
-          turn: steps + 1,
-          status: 'failed',
-          requestDigest: '',
-          callsPredicted: 0,
-          callsOriginal: originals[steps]?.tool_calls?.length ?? 0,
-          callsMatched: 0,
-          error: why,
-        });
-        run.onTurn?.({ sessionId: session.id, turn: steps + 1, ok: false });
-        run.onNote?.(`${session.id.slice(0, 12)}: turn ${steps + 1} failed: ${why}`);
+        failTurn(run, session.id, steps + 1, originals[steps]?.tool_calls?.length ?? 0, why);
         status = 'failed';
         break;
       }
@@ -564,17 +547,4 @@ function attach(
     writeFileSync(path, Buffer.from(image.data, 'base64'));
     return path;
   });
-}
-
-function parseEvents(stdout: string): { type?: string; sessionID?: unknown; [key: string]: unknown }[] {
-  const events: { type?: string; sessionID?: unknown }[] = [];
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      events.push(JSON.parse(line) as { type?: string });
-    } catch {
-      // Not an event line.
-    }
-  }
-  return events;
 }
