@@ -234,4 +234,23 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE messages ADD COLUMN attachment TEXT;
     `,
   },
+  {
+    name: 'm009_shared_shape_bodies',
+    sql: `
+      -- A shape's system blocks and tools (~37 KB) are the same in every session of one Claude Code version and
+      -- tool set: kept once, by a digest of their JSON, and named from each session's request_shapes row.
+      CREATE TABLE shape_bodies (
+        digest TEXT PRIMARY KEY,         -- fieldsHash of [system, tools] as stored; m009:<session>:<hash> for rows moved here
+        system TEXT NOT NULL,            -- JSON array of blocks
+        tools TEXT NOT NULL              -- JSON array of tool definitions
+      );
+      INSERT INTO shape_bodies (digest, system, tools)
+        SELECT 'm009:' || session_id || ':' || hash, system, tools FROM request_shapes;
+      ALTER TABLE request_shapes ADD COLUMN digest TEXT REFERENCES shape_bodies (digest);
+      UPDATE request_shapes SET digest = 'm009:' || session_id || ':' || hash;
+      ALTER TABLE request_shapes DROP COLUMN system;
+      ALTER TABLE request_shapes DROP COLUMN tools;
+      CREATE INDEX request_shapes_digest ON request_shapes (digest);
+    `,
+  },
 ];

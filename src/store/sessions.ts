@@ -223,7 +223,14 @@ export class SessionStore {
   private saveRequests(id: string, log: RequestLog | undefined, conversation: readonly Message[]): void {
     this.sql('DELETE FROM requests WHERE session_id = ?').run(id);
     if (!log) {
+      const digests = this.sql('SELECT DISTINCT digest FROM request_shapes WHERE session_id = ?')
+        .pluck()
+        .all(id) as string[];
       this.sql('DELETE FROM request_shapes WHERE session_id = ?').run(id);
+      const unused = this.sql(
+        'DELETE FROM shape_bodies WHERE digest = @digest AND NOT EXISTS (SELECT 1 FROM request_shapes WHERE digest = @digest)',
+      );
+      for (const digest of digests) unused.run({ digest });
       this.sql('DELETE FROM request_messages WHERE session_id = ?').run(id);
       return;
     }
@@ -250,11 +257,18 @@ export class SessionStore {
     const stored = (table: string) =>
       new Set(this.sql(`SELECT hash FROM ${table} WHERE session_id = ?`).pluck().all(id) as string[]);
     const shapes = stored('request_shapes');
-    const shape = this.sql(
-      'INSERT INTO request_shapes (session_id, hash, system, tools) VALUES (?, ?, ?, ?)',
-    );
-    for (const [hash, s] of Object.entries(log.shapes))
-      if (!shapes.has(hash)) shape.run(id, hash, JSON.stringify(s.system), JSON.stringify(s.tools));
+    const shape = this.sql('INSERT INTO request_shapes (session_id, hash, digest) VALUES (?, ?, ?)');
+    // OR IGNORE rather than a set of digests already written: a transaction rolled back would leave the set
+    // naming bodies that are not there.
+    const body = this.sql('INSERT OR IGNORE INTO shape_bodies (digest, system, tools) VALUES (?, ?, ?)');
+    for (const [hash, s] of Object.entries(log.shapes)) {
+      if (shapes.has(hash)) continue;
+      const system = JSON.stringify(s.system);
+      const tools = JSON.stringify(s.tools);
+      const digest = fieldsHash([system, tools]);
+      body.run(digest, system, tools);
+      shape.run(id, hash, digest);
+    }
     const messages = stored('request_messages');
     const message = this.sql(
       'INSERT INTO request_messages (session_id, hash, message, origin) VALUES (?, ?, ?, ?)',
@@ -298,9 +312,10 @@ export class SessionStore {
       if (r.line !== null) record.line = r.line;
       log.records.push(record);
     }
-    const shapes = this.sql('SELECT hash, system, tools FROM request_shapes WHERE session_id = ?').all(
-      id,
-    ) as {
+    const shapes = this.sql(
+      `SELECT s.hash, b.system, b.tools FROM request_shapes s JOIN shape_bodies b ON b.digest = s.digest
+         WHERE s.session_id = ?`,
+    ).all(id) as {
       hash: string;
       system: string;
       tools: string;

@@ -3,10 +3,13 @@
 
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ingest } from '../../src/sources/ingest.js';
+import { type Db, openDb } from '../../src/store/db.js';
+import { migrations } from '../../src/store/migrations.js';
 import { SessionStore } from '../../src/store/sessions.js';
-import { root } from '../helpers/cli.js';
+import { root, tempDir } from '../helpers/cli.js';
 import { tempStore } from '../helpers/store.js';
 
 const source = join(
@@ -49,5 +52,116 @@ describe('a growing transcript’s request log', () => {
     // Nothing changed: nothing is written again.
     const [again] = ingest(store.db, [file]);
     expect(again?.files.unchanged).toBe(1);
+  });
+});
+
+describe('request shapes shared between sessions', () => {
+  const projects = join(root, 'test/fixtures/real/claude-code-2.1.328/projects/-home-ada-projects-demo-app');
+  const a = '5a5a5a5a-0001-4000-8000-00000000000a';
+  const b = '5b5b5b5b-0002-4000-8000-00000000000b';
+  const bodies = (db: Db) => db.prepare('SELECT count(*) FROM shape_bodies').pluck().get() as number;
+  /** Every request of the session rebuilt, and how well: one entry per response, then the unbound ones. */
+  const rebuilt = (db: Db, sourceId: string) => {
+    const s = new SessionStore(db);
+    const id = [...s.list()].find((row) => row.source_id === sourceId)?.id as string;
+    const { byResponse, unbound } = s.loadRequests(id);
+    return [...byResponse.values(), ...unbound].map((r) => r.fidelity);
+  };
+  const recorded = (sourceId: string) =>
+    readFileSync(join(projects, `${sourceId}.jsonl`), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('{"type":"api-request"')).length;
+  const requestRows = (db: Db) => db.prepare('SELECT count(*) FROM requests').pluck().get() as number;
+
+  it('keeps one body for a shape every session names, and drops it when no session does any more', () => {
+    const shared = tempStore();
+    try {
+      const fileA = join(shared.dir, `${a}.jsonl`);
+      const fileB = join(shared.dir, `${b}.jsonl`);
+      writeFileSync(fileA, readFileSync(join(projects, `${a}.jsonl`)));
+      writeFileSync(fileB, readFileSync(join(projects, `${b}.jsonl`)));
+      ingest(shared.db, [fileA, fileB]);
+      // Both main sessions were sent shape d23bfaf4…: one body, named twice.
+      expect(shared.db.prepare('SELECT count(*) FROM request_shapes').pluck().get()).toBe(2);
+      expect(bodies(shared.db)).toBe(1);
+      expect(requestRows(shared.db)).toBe(recorded(a) + recorded(b));
+      expect(rebuilt(shared.db, a).length).toBeGreaterThan(0);
+      expect(rebuilt(shared.db, b).length).toBeGreaterThan(0);
+      expect(new Set([...rebuilt(shared.db, a), ...rebuilt(shared.db, b)])).toEqual(new Set(['exact']));
+
+      // The same transcripts without their request records: the body goes with the last session naming it.
+      const withoutRequests = (file: string) =>
+        writeFileSync(
+          file,
+          `${readFileSync(file, 'utf8')
+            .split('\n')
+            .filter((line) => line !== '' && !line.startsWith('{"type":"api-request'))
+            .join('\n')}\n`,
+        );
+      withoutRequests(fileA);
+      ingest(shared.db, [fileA]);
+      expect(bodies(shared.db)).toBe(1);
+      expect(requestRows(shared.db)).toBe(recorded(b));
+      expect(new Set(rebuilt(shared.db, b))).toEqual(new Set(['exact']));
+      withoutRequests(fileB);
+      ingest(shared.db, [fileB]);
+      expect(shared.db.prepare('SELECT count(*) FROM request_shapes').pluck().get()).toBe(0);
+      expect(bodies(shared.db)).toBe(0);
+    } finally {
+      shared.close();
+    }
+  });
+
+  it('moves the bodies of a store made before m009_shared_shape_bodies, every request still exact', () => {
+    // The store as the current version writes it, copied into one that has only the migrations before m009,
+    // with each shape's body back in its request_shapes row as that version stored it.
+    const current = tempStore();
+    const scratch = tempDir('replay-m009-');
+    const oldPath = join(scratch.path, 'old.db');
+    try {
+      ingest(current.db, [join(projects, `${a}.jsonl`)]);
+      const fidelities = rebuilt(current.db, a);
+      expect(fidelities.length).toBeGreaterThan(0);
+      const shapes = current.db
+        .prepare(
+          'SELECT s.session_id, s.hash, b.system, b.tools FROM request_shapes s JOIN shape_bodies b USING (digest)',
+        )
+        .all();
+      current.db.close();
+      const raw = new Database(oldPath);
+      raw.exec(
+        'CREATE TABLE migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)',
+      );
+      const before = migrations.findIndex((m) => m.name === 'm009_shared_shape_bodies');
+      migrations.slice(0, before).forEach((m, index) => {
+        raw.exec(m.sql);
+        raw.prepare('INSERT INTO migrations (name, applied_at) VALUES (?, ?)').run(m.name, 'then');
+        raw.pragma(`user_version = ${index + 1}`);
+      });
+      raw.exec(`ATTACH '${current.path}' AS current`);
+      for (const table of ['sessions', 'messages', 'source_files', 'requests', 'request_messages'])
+        raw.exec(`INSERT INTO main.${table} SELECT * FROM current.${table}`);
+      const insert = raw.prepare(
+        'INSERT INTO request_shapes (session_id, hash, system, tools) VALUES (@session_id, @hash, @system, @tools)',
+      );
+      for (const row of shapes) insert.run(row);
+      raw.close();
+
+      const upgraded = openDb(oldPath);
+      try {
+        expect(bodies(upgraded)).toBe(1);
+        expect(upgraded.prepare('SELECT digest FROM request_shapes').pluck().all()).toEqual([
+          expect.stringMatching(/^m009:/),
+        ]);
+        expect(requestRows(upgraded)).toBe(recorded(a));
+        expect(rebuilt(upgraded, a)).toEqual(fidelities);
+        expect(new Set(fidelities)).toEqual(new Set(['exact']));
+      } finally {
+        upgraded.close();
+      }
+    } finally {
+      current.close();
+      scratch.remove();
+    }
   });
 });
