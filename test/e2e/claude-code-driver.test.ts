@@ -237,6 +237,17 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
             },
           ],
         },
+        {
+          // An MCP tool: its server is a stand-in of ours that lists it and runs nothing.
+          calls: [
+            {
+              id: 'toolu_mcp',
+              name: 'mcp__tracker__file_issue',
+              input: { title: 'cleanup done', attach: created },
+              result: 'filed #7',
+            },
+          ],
+        },
       ],
       answer: 'Cleaned up.',
     });
@@ -255,7 +266,17 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
       misses: number;
       sideEffects: { copyOnWrite: { overlaid: string[] } | null; changes: unknown[] };
     };
-    expect(report).toMatchObject({ turnsDone: 6, misses: 0 });
+    expect(report).toMatchObject({ turnsDone: 7, misses: 0 });
+    // The recording holds no definition of the MCP tool: it is offered with a schema taking any object, and
+    // the run says so.
+    expect(result.stderr).toContain('mcp__tracker__file_issue offered with a schema that takes any object');
+    const offered = (pairsOf(out)[0]?.wire.body.tools ?? []) as { name: string; input_schema?: unknown }[];
+    // Claude Code lists a stand-in's tool as the stand-in gives it: its definition is ours to choose.
+    expect(offered.find((tool) => tool.name === 'mcp__tracker__file_issue')).toEqual({
+      name: 'mcp__tracker__file_issue',
+      description: '',
+      input_schema: { type: 'object' },
+    });
     // Claude Code ran against a copy-on-write view of the workspace: had anything been written, it would be in
     // the view's layer, not here.
     expect(report.sideEffects.copyOnWrite?.overlaid).toEqual([ws]);
@@ -280,7 +301,7 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
       { env: { TMPDIR: tmp } },
     );
     expect(boxed.exitCode, boxed.stderr).toBe(0);
-    expect(JSON.parse(boxed.stdout)).toMatchObject({ turnsDone: 6, misses: 0 });
+    expect(JSON.parse(boxed.stdout)).toMatchObject({ turnsDone: 7, misses: 0 });
     // Every call reached the model as its recorded result.
     const last = pairsOf(out).at(-1)?.wire.body.messages ?? [];
     const results = last.flatMap((message) =>
@@ -297,6 +318,7 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
       `The file ${victim} has been updated.`,
       'ok',
       'nothing',
+      'filed #7',
     ]);
     expect(readFileSync(victim, 'utf8')).toBe('keep me\n');
     expect(existsSync(created)).toBe(false);

@@ -36,6 +36,7 @@ import { type AnthropicMessage, chatCompletion, finishReason } from '../wire/ant
 import { prepareClaudeEnvironment } from './environment.js';
 import { differences, fromRecording, systemFromRecording } from './harness.js';
 import { claudeCall, recordedFor } from './mapping.js';
+import { standIns } from './mcp.js';
 import { type Answered, type ClaudeExchange, type ClaudeUpstream, startClaudeProxy } from './proxy.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
@@ -271,6 +272,16 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   const recordedCwd = session.cwd ?? workspace;
   const firstShape = [...main.byResponse.values()].find((request) => request.tools.length > 0);
   const tools = offeredTools(firstShape?.tools, session.messages, session.agent);
+  const mcp = standIns(firstShape?.tools, [
+    ...session.messages,
+    ...run.sessions
+      .subagents(session.id)
+      .flatMap((child) => run.sessions.load(child.id)?.session.messages ?? []),
+  ]);
+  if (mcp.guessed.length > 0)
+    run.onNote?.(
+      `${session.id.slice(0, 12)}: ${mcp.guessed.join(', ')} offered with a schema that takes any object: the recording has no definition of ${mcp.guessed.length === 1 ? 'it' : 'them'}`,
+    );
 
   // Sub-agents run in place: each recorded one by the recorded call that started it, its conversation known
   // by the prompt the live Agent call gives it (the first thing Claude Code sends the sub-agent's model).
@@ -503,7 +514,13 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
       return undefined;
     },
   });
-  const environment = prepareClaudeEnvironment({ workspace, baseURL: proxy.url, apiKey: secret, tools });
+  const environment = prepareClaudeEnvironment({
+    workspace,
+    baseURL: proxy.url,
+    apiKey: secret,
+    tools,
+    mcp: mcp.servers,
+  });
   try {
     let claudeSessionId: string | undefined;
     for (const [index, prompt] of prompts.entries()) {

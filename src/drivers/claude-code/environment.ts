@@ -1,8 +1,8 @@
 // The private world a replayed Claude Code runs in: its own HOME, config dir and TMPDIR in a 0700 tree of
 // this run (Claude Code writes ~/.claude.json, its transcripts and per-session scratch files there, never in
 // the user's), no project or user settings (`--setting-sources ""`: a project's hooks and MCP servers would
-// run), no MCP server (`--strict-mcp-config` with none given), no traffic but the model calls, and the one
-// setting that matters: a PreToolUse hook on every tool that denies it.
+// run), no MCP server but our stand-ins for the recorded ones (`--strict-mcp-config`, mcp.ts), no traffic but
+// the model calls, and the one setting that matters: a PreToolUse hook on every tool that denies it.
 //
 // The hook is a /bin/sh script that prints the deny answer and nothing else: it needs no network, no
 // replay-history and no file of ours to do its job. Claude Code treats a hook that fails (an exit status
@@ -12,6 +12,7 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePrivateTree } from '../opencode/environment.js';
+import { mcpConfig, type StandInTool, standInScript } from './mcp.js';
 
 /** The version the driver is tested with (the pinned devDependency). */
 export const claudeCodeVersion = '2.1.328';
@@ -88,6 +89,8 @@ export interface ClaudeEnvironmentOptions {
   apiKey: string;
   /** `--tools`: the set the recorded session was offered. */
   tools?: readonly string[];
+  /** Stand-ins for the recorded session's MCP servers (mcp.ts), by server name. */
+  mcp?: ReadonlyMap<string, readonly StandInTool[]>;
   /** Where the private tree is made (default: the system temp dir). */
   parent?: string;
 }
@@ -130,6 +133,23 @@ export function prepareClaudeEnvironment(options: ClaudeEnvironmentOptions): Cla
       )}\n`,
       { mode: 0o600 },
     );
+    const mcp = join(root, 'mcp');
+    const servers = options.mcp ?? new Map<string, readonly StandInTool[]>();
+    if (servers.size > 0) {
+      mkdirSync(mcp, { mode: 0o700 });
+      writeFileSync(join(mcp, 'stand-in.mjs'), standInScript(), { mode: 0o600 });
+      const files = new Map<string, string>();
+      for (const [name, tools] of servers) {
+        const file = join(mcp, `tools-${files.size}.json`);
+        writeFileSync(file, JSON.stringify({ name, tools }), { mode: 0o600 });
+        files.set(name, file);
+      }
+      writeFileSync(
+        join(mcp, 'config.json'),
+        mcpConfig(servers, join(mcp, 'stand-in.mjs'), (name) => files.get(name) as string),
+        { mode: 0o600 },
+      );
+    }
     const env: Record<string, string> = {
       HOME: home,
       CLAUDE_CONFIG_DIR: config,
@@ -163,6 +183,7 @@ export function prepareClaudeEnvironment(options: ClaudeEnvironmentOptions): Cla
       '--setting-sources',
       '',
       '--strict-mcp-config',
+      ...(servers.size > 0 ? ['--mcp-config', join(mcp, 'config.json')] : []),
       ...(options.tools && options.tools.length > 0 ? ['--tools', options.tools.join(',')] : []),
     ];
     return {
