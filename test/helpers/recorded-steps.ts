@@ -2,7 +2,7 @@
 // (text, reasoning, tool calls with their recorded ids), up to the first that calls no tool; and every
 // recorded result, in order, as text. What the driver tests play back to a real agent.
 
-import { promptsOf } from '../../src/drivers/opencode/driver.js';
+import { promptsOf } from '../../src/drivers/common/prompts.js';
 import type { Message } from '../../src/model/session.js';
 import { outputText } from '../../src/model/session.js';
 import { turns } from '../../src/model/turns.js';

@@ -22,6 +22,7 @@ import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
 import { sandboxed } from '../../verify/sandbox.js';
 import { newSecret, redact } from '../common/loopback.js';
+import { promptsOf, rebase } from '../common/prompts.js';
 import {
   endUnreplayed,
   failTurn,
@@ -30,7 +31,6 @@ import {
   unusableWorkspace,
   usableWorkspace,
 } from '../common/sessions.js';
-import { promptsOf, rebase } from '../opencode/driver.js';
 import { mappedAgents } from '../opencode/mapping.js';
 import { type AnthropicMessage, chatCompletion, finishReason } from '../wire/anthropic-messages.js';
 import { prepareClaudeEnvironment } from './environment.js';

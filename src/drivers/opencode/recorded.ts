@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChatMessage } from '../../replay/chat.js';
 import { readBody, sendJson, serveLoopback } from '../common/loopback.js';
+import { writeChatCompletion, writeChatStream } from '../wire/openai-chat.js';
 import { classifyRequest } from './proxy.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
@@ -84,8 +85,8 @@ export async function startRecordedModel(options: RecordedModelOptions): Promise
       answered++;
       answer = turn;
     }
-    if (request.stream) stream(res, answer, model);
-    else whole(res, answer, model);
+    if (request.stream) writeChatStream(res, answer.message, model, answer.usage);
+    else writeChatCompletion(res, answer.message, model, answer.usage);
   };
 
   const served = await serveLoopback(
@@ -106,63 +107,6 @@ export async function startRecordedModel(options: RecordedModelOptions): Promise
     exhausted: () => refused,
     close: () => served.close(),
   };
-}
-
-function finishReason(message: Assistant): string {
-  return message.tool_calls?.length ? 'tool_calls' : 'stop';
-}
-
-function whole(res: ServerResponse, answer: RecordedTurn, model: string): void {
-  const { message } = answer;
-  sendJson(res, 200, {
-    id: 'chatcmpl-recorded',
-    object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
-    model,
-    choices: [{ index: 0, message, finish_reason: finishReason(message) }],
-    usage: usageOf(answer),
-  });
-}
-
-/** The answer as OpenAI streams one: role, reasoning, text, each tool call, the finish, the usage, [DONE]. */
-function stream(res: ServerResponse, answer: RecordedTurn, model: string): void {
-  const { message } = answer;
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const created = Math.floor(Date.now() / 1000);
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra = {}) =>
-    `data: ${JSON.stringify({
-      id: 'chatcmpl-recorded',
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      choices: [{ index: 0, delta, finish_reason: finish }],
-      ...extra,
-    })}\n\n`;
-  let out = chunk({ role: 'assistant', content: '' });
-  if (message.reasoning_content) out += chunk({ reasoning_content: message.reasoning_content });
-  if (message.content) out += chunk({ content: message.content });
-  for (const [index, call] of (message.tool_calls ?? []).entries()) {
-    out += chunk({
-      tool_calls: [
-        {
-          index,
-          id: call.id,
-          type: 'function',
-          function: { name: call.function.name, arguments: call.function.arguments },
-        },
-      ],
-    });
-  }
-  out += chunk({}, finishReason(message));
-  out += `data: ${JSON.stringify({ id: 'chatcmpl-recorded', object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(answer) })}\n\n`;
-  out += 'data: [DONE]\n\n';
-  res.end(out);
-}
-
-function usageOf(answer: RecordedTurn) {
-  const prompt = answer.usage?.prompt_tokens ?? 0;
-  const completion = answer.usage?.completion_tokens ?? 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 function fail(res: ServerResponse, status: number, message: string): void {

@@ -2,7 +2,7 @@
 // the mapped call really finds the recorded result in the short-circuit), how a session's typed prompts are cut
 // out of its messages with the recorded turns that answered each, and how paths are moved to another workspace.
 import { describe, expect, it } from 'vitest';
-import { promptsOf, rebase } from '../../../src/drivers/opencode/driver.js';
+import { promptsOf, rebase } from '../../../src/drivers/common/prompts.js';
 import { opencodeCall, recordedNames } from '../../../src/drivers/opencode/mapping.js';
 import type { AgentId, Message, Part } from '../../../src/model/session.js';
 import { turns } from '../../../src/model/turns.js';
