@@ -195,6 +195,7 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
     const victim = join(ws, 'victim.txt');
     const created = join(ws, 'created.txt');
     const marker = join(ws, 'marker');
+    const subMarker = join(ws, 'sub-marker');
     writeFileSync(victim, 'keep me\n');
     const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/exfil`;
     const logs = join(dir.path, 'harmful');
@@ -248,6 +249,39 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
             },
           ],
         },
+        {
+          // A sub-agent, run in place by Claude Code: its own Bash goes through the same hook.
+          calls: [
+            {
+              id: 'toolu_agent',
+              name: 'Agent',
+              input: {
+                description: 'Finish the cleanup',
+                prompt: 'Touch the second marker.',
+                subagent_type: 'general-purpose',
+                run_in_background: false,
+              },
+              result: 'Touched it.',
+              agent: {
+                id: 'a0ba0ba0ba0ba0ba0',
+                prompt: 'Touch the second marker.',
+                steps: [
+                  {
+                    calls: [
+                      {
+                        id: 'toolu_sub_touch',
+                        name: 'Bash',
+                        input: { command: `touch ${subMarker}` },
+                        result: '',
+                      },
+                    ],
+                  },
+                ],
+                answer: 'Touched it.',
+              },
+            },
+          ],
+        },
       ],
       answer: 'Cleaned up.',
     });
@@ -266,7 +300,11 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
       misses: number;
       sideEffects: { copyOnWrite: { overlaid: string[] } | null; changes: unknown[] };
     };
-    expect(report).toMatchObject({ turnsDone: 7, misses: 0 });
+    // 8 turns of the main session, 2 of the sub-agent it starts (replayed in place, within it).
+    expect(report).toMatchObject({ turnsDone: 10, misses: 0 });
+    const perSession = new Map<string, number>();
+    for (const pair of pairsOf(out)) perSession.set(pair.session, (perSession.get(pair.session) ?? 0) + 1);
+    expect([...perSession.values()].sort()).toEqual([2, 8]);
     // The recording holds no definition of the MCP tool: it is offered with a schema taking any object, and
     // the run says so.
     expect(result.stderr).toContain('mcp__tracker__file_issue offered with a schema that takes any object');
@@ -301,7 +339,7 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
       { env: { TMPDIR: tmp } },
     );
     expect(boxed.exitCode, boxed.stderr).toBe(0);
-    expect(JSON.parse(boxed.stdout)).toMatchObject({ turnsDone: 7, misses: 0 });
+    expect(JSON.parse(boxed.stdout)).toMatchObject({ turnsDone: 10, misses: 0 });
     // Every call reached the model as its recorded result.
     const last = pairsOf(out).at(-1)?.wire.body.messages ?? [];
     const results = last.flatMap((message) =>
@@ -319,10 +357,12 @@ describe('replay --agent claude-code: a recording of harmful calls', () => {
       'ok',
       'nothing',
       'filed #7',
+      [{ type: 'text', text: 'Touched it.' }],
     ]);
     expect(readFileSync(victim, 'utf8')).toBe('keep me\n');
     expect(existsSync(created)).toBe(false);
     expect(existsSync(marker)).toBe(false);
+    expect(existsSync(subMarker)).toBe(false);
     expect(hits).toBe(0);
   }, 240_000);
 });
@@ -520,6 +560,8 @@ describe('replay --agent claude-code: what it refuses before anything runs', () 
       [[...agent, '--mode', 'forced'], 'replays in free mode'],
       [[...agent, '--context-limit', '1000'], '--context-limit only applies with --agent opencode'],
       [['--claude-bin', '/usr/bin/true'], '--claude-bin only applies with --agent claude-code'],
+      [['--sandbox'], '--sandbox only applies with --agent opencode or --agent claude-code'],
+      [[...agent, '--system-prompt', '/etc/hostname'], 'Claude Code writes its own system prompt'],
     ] as const) {
       const refused = await replay(...args);
       expect(refused.exitCode, args.join(' ')).toBe(2);

@@ -1,153 +1,42 @@
-// `replay --agent opencode` end to end: our binary drives the real opencode binary (npm opencode-ai, pinned)
-// over the committed opencode sample, against the scripted model server. Every tool call must be answered from
-// the recording, nothing may change in the workspace, and every agent step must become one pair.
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { prepareEnvironment } from '../../src/drivers/opencode/environment.js';
 import { outputText } from '../../src/model/session.js';
 import { turns } from '../../src/model/turns.js';
 import { elisionMarker } from '../../src/replay/elide.js';
 import { openDb } from '../../src/store/db.js';
 import { SessionStore } from '../../src/store/sessions.js';
-import { bin, root, run, tempDir } from '../helpers/cli.js';
+import { bin, root, run } from '../helpers/cli.js';
 import {
   type ChatRequest,
   contentText,
-  type ModelServer,
   type ScriptedReply,
   startModelServer,
 } from '../helpers/model-server.js';
 import { opencodeBinary } from '../helpers/opencode.js';
+import {
+  alive,
+  childrenOf,
+  db,
+  dir,
+  isTitle,
+  mainId,
+  readPairs,
+  results,
+  scripted,
+  sleep,
+  snapshot,
+  stepRequests,
+  steps,
+  titleResponder,
+  useSample,
+  workspace,
+} from '../helpers/opencode-sample.js';
 import { prompts } from '../helpers/opencode-scenario.js';
-import { recordedSteps } from '../helpers/recorded-steps.js';
 
-interface PairLine {
-  run: string;
-  session: string;
-  agent: string;
-  turn: number;
-  mode: string;
-  model: string;
-  messages: { role: string; content: unknown; tool_call_id?: string }[];
-  tools: unknown[];
-  completion: { content: string | null; tool_calls?: { function: { name: string } }[] };
-  original: { content: string | null } | null;
-  match: { tool_calls: string };
-}
-
-let dir: ReturnType<typeof tempDir>;
-let db: string;
-let mainId: string;
-/** What opencode would be asked, prompt by prompt: the recorded turns up to the first without a tool call. */
-let steps: ScriptedReply[][];
-/** The recorded results of the main session's calls, in call order, as text. */
-let results: { output: string; isError: boolean }[];
-
-/** Every file under a directory with a hash of its content: what must not change. */
-function snapshot(path: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (at: string): void => {
-    for (const name of readdirSync(at).sort()) {
-      const entry = join(at, name);
-      const stat = statSync(entry);
-      if (stat.isDirectory()) {
-        out.set(`${entry}/`, 'dir');
-        walk(entry);
-      } else out.set(entry, createHash('sha256').update(readFileSync(entry)).digest('hex'));
-    }
-  };
-  walk(path);
-  return out;
-}
-
-/** A workspace like the one the session was recorded in, with the file its `bash` deleted. */
-function workspace(name: string): string {
-  const path = join(dir.path, name);
-  mkdirSync(join(path, 'src'), { recursive: true });
-  writeFileSync(
-    join(path, 'src', 'todos.js'),
-    'function list(limit) {\n  return todos.slice(0, limit - 1);\n}\n',
-  );
-  writeFileSync(join(path, 'test.js'), "require('./src/todos');\n");
-  writeFileSync(join(path, 'debug.log'), 'list(5) -> 4 items\n');
-  return path;
-}
-
-const isTitle = (request: ChatRequest) =>
-  contentText(request.messages?.[0]?.content).includes('You are a title generator');
-const titleResponder = (request: ChatRequest): ScriptedReply | undefined =>
-  isTitle(request) ? { text: 'Replayed title' } : undefined;
-const stepRequests = (server: ModelServer) =>
-  server.chatRequests().filter((request) => request.body && !isTitle(request.body));
-
-/** `replay` of the sample's main session through opencode, the scripted server as the model. */
-function scripted(server: { baseURL: string }, ws: string, out: string): string[] {
-  return [
-    'replay',
-    mainId,
-    '--db',
-    db,
-    '--agent',
-    'opencode',
-    '--model',
-    'openai:scripted',
-    '--base-url',
-    server.baseURL,
-    '--workspace',
-    ws,
-    '--out',
-    out,
-  ];
-}
-
-/** `replay` of the sample's main session through opencode with the recorded model (no server). */
-function recordedReplay(ws: string, out: string): string[] {
-  return ['replay', mainId, '--db', db, '--agent', 'opencode', '--workspace', ws, '--out', out];
-}
-
-function readPairs(file: string): PairLine[] {
-  const text = readFileSync(file, 'utf8');
-  expect(text.endsWith('\n')).toBe(true);
-  return text
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as PairLine);
-}
-
-beforeAll(async () => {
-  dir = tempDir('opencode-replay-');
-  db = join(dir.path, 'store.db');
-  const ingest = await run(['ingest', join(root, 'sample-sessions', 'opencode'), '--db', db]);
-  expect(ingest.exitCode).toBe(0);
-  const handle = openDb(db);
-  try {
-    const store = new SessionStore(handle);
-    const listed = JSON.parse((await run(['sessions', '--db', db, '--json'])).stdout) as {
-      id: string;
-      title: string;
-    }[];
-    mainId = listed.find((s) => s.title === 'Fix todos limit off-by-one')?.id ?? '';
-    const loaded = store.load(mainId);
-    if (!loaded) throw new Error('the sample main session is not in the store');
-    ({ steps, results } = recordedSteps(loaded.session.messages, loaded.own));
-  } finally {
-    handle.close();
-  }
-});
-
-afterAll(() => dir?.remove());
+useSample('opencode-replay-');
 
 describe('replay --agent opencode (real binary, scripted model)', () => {
   it('answers every call from the recording, changes nothing, and writes one pair per agent step', async () => {
@@ -565,258 +454,3 @@ describe('replay --agent opencode on a Claude Code session (tools mapped)', () =
     expect(report.callsMatched).toBe(report.callsOriginal - 1);
   });
 });
-
-const gitWorks = spawnSync('git', ['--version']).status === 0;
-
-describe.runIf(gitWorks)('replay --agent opencode in a git repository', () => {
-  it("leaves the repository alone: opencode's project-id write lands in a private view of .git", async () => {
-    const ws = workspace('ws-git');
-    const git = (...args: string[]) => {
-      const done = spawnSync('git', [
-        '-C',
-        ws,
-        '-c',
-        'user.email=ada@example.com',
-        '-c',
-        'user.name=Ada',
-        ...args,
-      ]);
-      expect(done.status).toBe(0);
-    };
-    git('init', '-q');
-    git('add', '.');
-    git('commit', '-qm', 'init');
-    // A user who ran opencode here before has its cache file: opencode rewrites it on every run.
-    writeFileSync(join(ws, '.git', 'opencode'), 'previous-id');
-    const before = snapshot(ws);
-    const out = join(dir.path, 'git.jsonl');
-    // The recorded model: no server needed.
-    const result = await run([...recordedReplay(ws, out), '--json']);
-    expect(result.exitCode).toBe(0);
-    const report = JSON.parse(result.stdout) as { turnsDone: number; sideEffects: { changes: unknown[] } };
-    expect(report.turnsDone).toBe(12);
-    expect(report.sideEffects.changes).toEqual([]);
-    // Every file under the workspace, .git included, as it was.
-    expect(snapshot(ws)).toEqual(before);
-    // opencode still knows it is in a git repository: the prompt says so, as it would for the user.
-    const [first] = readPairs(out);
-    expect(String(first?.messages[0]?.content)).toContain('Is directory a git repo: yes');
-  });
-});
-
-describe("replay --agent opencode with the project's AGENTS.md", () => {
-  it('gives opencode the system prompt the user gets: project instructions in, project config still off', async () => {
-    const ws = workspace('ws-agents');
-    writeFileSync(join(ws, 'AGENTS.md'), '# Rules\n\nAlways run the tests before saying done.\n');
-    const out = join(dir.path, 'agents.jsonl');
-    const result = await run([...recordedReplay(ws, out)]);
-    expect(result.exitCode).toBe(0);
-    const [first] = readPairs(out);
-    const system = first?.messages.filter((m) => m.role === 'system').map((m) => m.content);
-    expect(JSON.stringify(system)).toContain('Always run the tests before saying done.');
-
-    // The user's own opencode, project config on, in the same directory: the same system prompt.
-    const server = await startModelServer({ models: ['recorded'], responders: [titleResponder] });
-    const plain = prepareEnvironment({
-      workspace: ws,
-      baseURL: server.baseURL,
-      model: 'recorded',
-      plugin: false,
-    });
-    try {
-      server.push({ text: 'hello' });
-      const { OPENCODE_DISABLE_PROJECT_CONFIG: _, ...own } = plain.env;
-      const child = await execa(opencodeBinary(), ['run', '--format', 'json', '--model', 'replay/recorded'], {
-        cwd: ws,
-        env: own,
-        extendEnv: false,
-        input: prompts.fix,
-        reject: false,
-        timeout: 90_000,
-        forceKillAfterDelay: 2_000,
-      });
-      expect(child.exitCode).toBe(0);
-      const theirs = stepRequests(server)[0]
-        ?.body?.messages?.filter((m) => m.role === 'system')
-        .map((m) => m.content);
-      expect(system).toEqual(theirs);
-    } finally {
-      plain.cleanup();
-      await server.close();
-    }
-  });
-});
-
-describe('replay --agent opencode with an image in the prompt', () => {
-  it('passes the screenshot to opencode as a file, and its model is shown it', async () => {
-    const png =
-      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-    const ws = workspace('ws-image');
-    const before = snapshot(ws);
-    const id = '3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
-    const file = join(dir.path, 'image-project', `${id}.jsonl`);
-    mkdirSync(join(dir.path, 'image-project'), { recursive: true });
-    const base = { sessionId: id, cwd: ws, version: '2.1.38', userType: 'external', isSidechain: false };
-    writeFileSync(
-      file,
-      [
-        {
-          ...base,
-          type: 'user',
-          uuid: 'u1',
-          parentUuid: null,
-          timestamp: '2026-01-01T10:00:00.000Z',
-          message: {
-            role: 'user',
-            content: [
-              { type: 'text', text: 'What is wrong in this screenshot?' },
-              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
-            ],
-          },
-        },
-        {
-          ...base,
-          type: 'assistant',
-          uuid: 'a1',
-          parentUuid: 'u1',
-          timestamp: '2026-01-01T10:00:01.000Z',
-          message: {
-            id: 'msg_1',
-            type: 'message',
-            role: 'assistant',
-            model: 'claude-sonnet-4-5',
-            content: [{ type: 'text', text: 'The button label has a typo.' }],
-            usage: { input_tokens: 10, output_tokens: 8 },
-          },
-        },
-      ]
-        .map((line) => `${JSON.stringify(line)}\n`)
-        .join(''),
-    );
-    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
-    try {
-      server.push({ text: 'The label is misspelled.' });
-      const result = await run([
-        'replay',
-        file,
-        '--db',
-        join(dir.path, 'image.db'),
-        '--agent',
-        'opencode',
-        '--model',
-        'openai:scripted',
-        '--base-url',
-        server.baseURL,
-        '--out',
-        join(dir.path, 'image.jsonl'),
-        '--json',
-      ]);
-      expect(result.exitCode).toBe(0);
-      const [step] = stepRequests(server);
-      const user = step?.body?.messages?.find((m) => m.role === 'user');
-      expect(contentText(user?.content)).toContain('What is wrong in this screenshot?');
-      expect(JSON.stringify(user?.content)).toContain(png);
-      // The attachment went into replay-history's private tree, not the workspace.
-      expect(snapshot(ws)).toEqual(before);
-    } finally {
-      await server.close();
-    }
-  });
-});
-
-/** An opencode that first writes into its workspace: something other than a tool, which the checker must catch. */
-function intruder(): string {
-  const path = join(dir.path, 'opencode-intruder');
-  writeFileSync(
-    path,
-    `#!/bin/sh\nif [ "$1" = run ]; then echo intruder > "$PWD/intruder.txt" 2>/dev/null || echo "write refused" >&2; fi\nexec ${opencodeBinary()} "$@"\n`,
-  );
-  chmodSync(path, 0o755);
-  return path;
-}
-
-const bwrapWorks = spawnSync('bwrap', ['--bind', '/', '/', '--die-with-parent', 'true']).status === 0;
-
-describe('replay --agent opencode around something that writes', () => {
-  const replayWith = async (name: string, extra: string[]) => {
-    const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
-    const ws = workspace(name);
-    try {
-      server.push(...steps.flat());
-      const result = await run([
-        ...scripted(server, ws, join(dir.path, `${name}.jsonl`)),
-        '--opencode-bin',
-        intruder(),
-        '--json',
-        ...extra,
-      ]);
-      return { result, ws };
-    } finally {
-      await server.close();
-    }
-  };
-
-  it('the checker catches a write that is not a tool call: exit 3, the file named', async () => {
-    const { result, ws } = await replayWith('ws-intruder', []);
-    expect(result.exitCode).toBe(3);
-    const report = JSON.parse(result.stdout) as {
-      turnsDone: number;
-      sideEffects: { changes: { kind: string; path: string }[] };
-    };
-    expect(report.turnsDone).toBe(12);
-    expect(report.sideEffects.changes).toContainEqual(
-      expect.objectContaining({ kind: 'created', path: join(ws, 'intruder.txt') }),
-    );
-  });
-
-  it.runIf(bwrapWorks)(
-    '--sandbox: the workspace is read-only to opencode, so the write fails and nothing changes',
-    async () => {
-      const { result, ws } = await replayWith('ws-sandbox', ['--sandbox']);
-      expect(result.exitCode).toBe(0);
-      const report = JSON.parse(result.stdout) as { turnsDone: number; sideEffects: { changes: unknown[] } };
-      expect(report.turnsDone).toBe(12);
-      expect(report.sideEffects.changes).toEqual([]);
-      expect(existsSync(join(ws, 'intruder.txt'))).toBe(false);
-    },
-    180_000,
-  );
-
-  it.runIf(!bwrapWorks)(
-    '--sandbox where bubblewrap cannot run: exit 2 before anything starts',
-    async () => {
-      const { result } = await replayWith('ws-nosandbox', ['--sandbox']);
-      expect(result.exitCode).toBe(2);
-      expect(result.stderr).toMatch(/bubblewrap/);
-    },
-    60_000,
-  );
-});
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** PIDs whose parent is `pid` (from /proc). */
-function childrenOf(pid: number): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === pid) found.push(Number(name));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // A zombie has exited; only its parent has not reaped it yet.
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}

@@ -1,39 +1,80 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A sub-agent a scripted call starts (`Agent`/`Task`): its own prompt, steps and final report. */
+export interface ScriptedAgent {
+  id: string;
+  prompt: string;
+  steps: ScriptedStep[];
+  answer: string;
+}
 
 /** A tool call in a hand-made Claude Code transcript, with the result that was recorded for it. */
 export interface ScriptedStep {
   text?: string;
-  calls?: { id: string; name: string; input: Record<string, unknown>; result: string; isError?: boolean }[];
+  calls?: {
+    id: string;
+    name: string;
+    input: Record<string, unknown>;
+    result: string;
+    isError?: boolean;
+    /** The call starts this sub-agent, written to `<session>/subagents/agent-<id>.jsonl` as Claude Code does. */
+    agent?: ScriptedAgent;
+  }[];
 }
 
 /**
  * Writes a small Claude Code transcript: one user prompt, then the assistant steps with their recorded tool
- * results, then a final answer. Enough to replay; the real format's quirks are tested elsewhere.
+ * results, then a final answer; each sub-agent a call started in a file of its own. Enough to replay; the
+ * real format's quirks are tested elsewhere.
  */
 export function writeTranscript(
   file: string,
   options: { sessionId: string; cwd: string; prompt: string; steps: ScriptedStep[]; answer: string },
 ): void {
+  const agents: ScriptedAgent[] = [];
+  const lines = chain(options, options, undefined, agents);
+  writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+  for (const agent of agents) {
+    const dir = join(file.replace(/\.jsonl$/, ''), 'subagents');
+    mkdirSync(dir, { recursive: true });
+    const own = chain(options, agent, agent.id, agents);
+    writeFileSync(
+      join(dir, `agent-${agent.id}.jsonl`),
+      `${own.map((line) => JSON.stringify(line)).join('\n')}\n`,
+    );
+  }
+}
+
+function chain(
+  session: { sessionId: string; cwd: string },
+  options: { prompt: string; steps: ScriptedStep[]; answer: string },
+  agentId: string | undefined,
+  agents: ScriptedAgent[],
+): unknown[] {
   const lines: unknown[] = [];
   let parent: string | null = null;
   let n = 0;
-  const stamp = () => new Date(Date.UTC(2026, 0, 1, 10, 0, n)).toISOString();
+  const prefix = agentId ? `${agentId.slice(0, 6)}` : session.sessionId.slice(0, 8);
+  const stamp = () => new Date(Date.UTC(2026, 0, 1, 10, agentId ? 30 : 0, n)).toISOString();
   const envelope = (type: string, extra: Record<string, unknown>) => {
     n++;
-    const uuid = `${options.sessionId.slice(0, 8)}-${n}`;
+    const uuid = `${prefix}-${n}`;
     lines.push({
       type,
       uuid,
       parentUuid: parent,
-      sessionId: options.sessionId,
-      cwd: options.cwd,
+      sessionId: session.sessionId,
+      cwd: session.cwd,
       version: '2.1.50',
       timestamp: stamp(),
-      isSidechain: false,
+      isSidechain: agentId !== undefined,
+      ...(agentId ? { agentId } : {}),
       ...extra,
     });
     parent = uuid;
   };
+  const msg = (id: string) => (agentId ? `msg_${agentId}_${id}` : `msg_${id}`);
   envelope('user', { message: { role: 'user', content: options.prompt } });
   options.steps.forEach((step, index) => {
     const content: unknown[] = [];
@@ -42,7 +83,7 @@ export function writeTranscript(
       content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
     envelope('assistant', {
       message: {
-        id: `msg_${index}`,
+        id: msg(String(index)),
         role: 'assistant',
         model: 'claude-sonnet-4-5',
         content,
@@ -50,6 +91,7 @@ export function writeTranscript(
       },
     });
     for (const call of step.calls ?? []) {
+      if (call.agent) agents.push(call.agent);
       envelope('user', {
         message: {
           role: 'user',
@@ -57,22 +99,32 @@ export function writeTranscript(
             {
               type: 'tool_result',
               tool_use_id: call.id,
-              content: call.result,
+              content: call.agent ? [{ type: 'text', text: call.result }] : call.result,
               ...(call.isError ? { is_error: true } : {}),
             },
           ],
         },
+        ...(call.agent
+          ? {
+              toolUseResult: {
+                status: 'completed',
+                prompt: call.agent.prompt,
+                agentId: call.agent.id,
+                content: [{ type: 'text', text: call.result }],
+              },
+            }
+          : {}),
       });
     }
   });
   envelope('assistant', {
     message: {
-      id: 'msg_final',
+      id: msg('final'),
       role: 'assistant',
       model: 'claude-sonnet-4-5',
       content: [{ type: 'text', text: options.answer }],
       usage: { input_tokens: 10, output_tokens: 5 },
     },
   });
-  writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+  return lines;
 }
