@@ -102,10 +102,13 @@ export interface Session {
   /** The parent's tool call that spawned this sub-agent, where the log says. */
   parentToolCallId?: string;
   /**
-   * History this session shares with another one (a resumed or forked session that copied it): the messages of
-   * session `sessionId` up to and including `nativeId` come first, and are stored only once, there.
+   * History this session shares with another one, stored only once, there: the messages of session
+   * `sessionId` come first — up to and including `nativeId` (a resumed or forked session that copied them), or
+   * those read from the first `line` lines of that session's log (a fork that points at its parent's log
+   * instead of copying it: Codex 0.169's `history_base`). With `line`, the other session may not be stored
+   * yet: its messages join this session's history once it is (`sourceId`, its agent's own id, names it then).
    */
-  continues?: { sessionId: string; nativeId: string };
+  continues?: { sessionId: string; nativeId?: string; line?: number; sourceId?: string };
   cwd?: string;
   title?: string;
   startedAt?: string;

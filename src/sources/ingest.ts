@@ -105,12 +105,13 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
   let bytes = 0;
 
   const unchanged = new Map<PathSummary, string[]>();
+  const forks: Fork[] = [];
   for (const { summary, found } of summaries) {
     // Main transcripts before sub-agent files, so a parent exists before its children when both are new.
     found.sort((a, b) => Number(a.file.includes('/subagents/')) - Number(b.file.includes('/subagents/')));
     const skipped: string[] = [];
     for (const { file, stat, explicit } of found) {
-      const fate = ingestFile(db, store, files, file, stat, explicit, summary);
+      const fate = ingestFile(db, store, files, file, stat, explicit, summary, forks);
       if (fate === 'read' && stat.size > largeFile) afterLargeFile?.();
       if (fate === 'unchanged') skipped.push(file);
       done++;
@@ -126,7 +127,24 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
     for (const [summary, skipped] of unchanged)
       for (const file of skipped) summary.sessions.unchanged += perFile.get(file) ?? 0;
   }
+  // Said once everything is stored: the parent of a fork may come later in the same ingest.
+  for (const fork of forks) {
+    if (store.row(fork.parent)) continue;
+    fork.summary.warnings.push({
+      file: fork.file,
+      message: `a fork of session ${fork.parentSource} (the first ${fork.line} lines of its log): that log is not in the store, so this session's contexts lack the history it inherited; ingest it too, in any order`,
+    });
+  }
   return summaries.map((s) => s.summary);
+}
+
+/** A session of this ingest that continues another by the lines of its log (a 0.169 Codex fork). */
+interface Fork {
+  summary: PathSummary;
+  file: string;
+  parent: string;
+  parentSource: string;
+  line: number;
 }
 
 const callsIn = (messages: readonly Message[]): number =>
@@ -141,6 +159,7 @@ function ingestFile(
   stat: Stats,
   explicit: boolean,
   summary: PathSummary,
+  forks: Fork[],
 ): 'read' | 'unchanged' | 'ignored' | 'failed' {
   if (stat.size === 0) {
     if (explicit) summary.notes.push(`${file}: empty file, nothing to ingest`);
@@ -205,6 +224,15 @@ function ingestFile(
       for (let step = next(); !step.done; step = next()) {
         const session = step.value;
         const { outcome, added, rewritten, stored } = store.save(session, file);
+        const { continues } = session;
+        if (continues?.line !== undefined)
+          forks.push({
+            summary,
+            file,
+            parent: continues.sessionId,
+            parentSource: continues.sourceId ?? continues.sessionId,
+            line: continues.line,
+          });
         if (outcome === 'kept') continue;
         counted.outcomes[outcome]++;
         if (rewritten) {

@@ -253,4 +253,12 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX request_shapes_digest ON request_shapes (digest);
     `,
   },
+  {
+    name: 'm010_continues_line',
+    sql: `
+      -- A fork that points at its parent's log instead of copying it (Codex 0.169 history_base): the session
+      -- continues continues_session_id with the messages read from that log's first continues_line lines.
+      ALTER TABLE sessions ADD COLUMN continues_line INTEGER;
+    `,
+  },
 ];

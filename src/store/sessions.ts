@@ -19,6 +19,7 @@ export interface SessionRow {
   parent_tool_call_id: string | null;
   continues_session_id: string | null;
   continues_native_id: string | null;
+  continues_line: number | null;
   cwd: string | null;
   title: string | null;
   started_at: string | null;
@@ -123,9 +124,14 @@ export class SessionStore {
     if (existing && parsed.origin === 'mirror' && existing.origin === 'file')
       return { outcome: 'kept', added: 0, rewritten: false, stored: { messages: 0, toolCalls: 0 } };
     const { origin, ...session } = parsed;
-    const { messages, continues } = this.dropCopiedHistory(session);
-    if (continues) session.continues = continues;
-    else delete session.continues;
+    // A session that names the history it continues by line keeps it; any other is checked for a copy.
+    let messages = session.messages;
+    if (session.continues?.line === undefined) {
+      const dropped = this.dropCopiedHistory(session);
+      messages = dropped.messages;
+      if (dropped.continues) session.continues = dropped.continues;
+      else delete session.continues;
+    }
     const rows = messages.map(toRow);
     const hashes = rows.map((r) => r.hash);
     const metaHash = contentHash({ ...metaOf(session), origin, sourceFile });
@@ -139,6 +145,7 @@ export class SessionStore {
       parent_tool_call_id: session.parentToolCallId ?? null,
       continues_session_id: session.continues?.sessionId ?? null,
       continues_native_id: session.continues?.nativeId ?? null,
+      continues_line: session.continues?.line ?? null,
       cwd: session.cwd ?? null,
       title: session.title ?? null,
       started_at: session.startedAt ?? null,
@@ -179,7 +186,8 @@ export class SessionStore {
       this.sql(
         `UPDATE sessions SET kind=@kind, origin=@origin, parent_id=@parent_id,
              parent_tool_call_id=@parent_tool_call_id, continues_session_id=@continues_session_id,
-             continues_native_id=@continues_native_id, cwd=@cwd, title=@title, started_at=@started_at,
+             continues_native_id=@continues_native_id, continues_line=@continues_line, cwd=@cwd, title=@title,
+             started_at=@started_at,
              ended_at=@ended_at, version=@version, source_file=@source_file, message_count=@message_count,
              turn_count=@turn_count, tool_call_count=@tool_call_count, unanswered_count=@unanswered_count,
              meta_hash=@meta_hash, requests_hash=@requests_hash, ingested_at=@ingested_at
@@ -188,10 +196,11 @@ export class SessionStore {
     } else {
       this.sql(
         `INSERT INTO sessions (id, agent, source_id, kind, origin, parent_id, parent_tool_call_id,
-             continues_session_id, continues_native_id, cwd, title, started_at, ended_at, version, source_file,
-             message_count, turn_count, tool_call_count, unanswered_count, meta_hash, requests_hash, ingested_at)
+             continues_session_id, continues_native_id, continues_line, cwd, title, started_at, ended_at, version,
+             source_file, message_count, turn_count, tool_call_count, unanswered_count, meta_hash, requests_hash,
+             ingested_at)
            VALUES (@id, @agent, @source_id, @kind, @origin, @parent_id, @parent_tool_call_id,
-             @continues_session_id, @continues_native_id, @cwd, @title, @started_at, @ended_at, @version,
+             @continues_session_id, @continues_native_id, @continues_line, @cwd, @title, @started_at, @ended_at, @version,
              @source_file, @message_count, @turn_count, @tool_call_count, @unanswered_count, @meta_hash,
              @requests_hash, @ingested_at)`,
       ).run(row);
@@ -386,13 +395,24 @@ export class SessionStore {
     own: number;
     owners: { sessionId: string; nativeId: string }[];
   } {
-    const chain: { id: string; upTo?: string }[] = [];
+    // Each link: a session, and how much of it the next one continues (up to a message, or a line of its log).
+    const chain: { id: string; upTo?: string; upToLine?: number }[] = [];
     const seen = new Set<string>();
-    for (let current: string | undefined = id, upTo: string | undefined; current && !seen.has(current); ) {
+    let upTo: { nativeId?: string; line?: number } = {};
+    for (let current: string | undefined = id; current && !seen.has(current); ) {
       seen.add(current);
-      chain.unshift(upTo === undefined ? { id: current } : { id: current, upTo });
+      chain.unshift({
+        id: current,
+        ...(upTo.nativeId !== undefined ? { upTo: upTo.nativeId } : {}),
+        ...(upTo.line !== undefined ? { upToLine: upTo.line } : {}),
+      });
       const row = this.row(current);
-      upTo = row?.continues_native_id ?? undefined;
+      upTo = {
+        ...(row?.continues_native_id ? { nativeId: row.continues_native_id } : {}),
+        ...(row?.continues_line !== null && row?.continues_line !== undefined
+          ? { line: row.continues_line }
+          : {}),
+      };
       current = row?.continues_session_id ?? undefined;
     }
     const messages: Message[] = [];
@@ -401,6 +421,7 @@ export class SessionStore {
     for (const link of chain) {
       if (link.id === id) own = messages.length;
       for (const message of this.messages(link.id)) {
+        if (link.upToLine !== undefined && lineOf(message) > link.upToLine) break;
         messages.push(message);
         owners.push({ sessionId: link.id, nativeId: message.nativeId ?? '' });
         if (link.upTo !== undefined && message.nativeId === link.upTo) break;
@@ -601,6 +622,12 @@ function toRow(m: Message) {
   return { values, attachment, hash: fieldsHash(attachment === null ? values : [...values, attachment]) };
 }
 
+/** The log line a message was read from (its first); 0 when its source names none (a database row). */
+function lineOf(message: Message): number {
+  const source = message.source as { line?: unknown };
+  return typeof source.line === 'number' ? source.line : 0;
+}
+
 /** Text matched literally by `LIKE … ESCAPE '\\'`: its own `%`, `_` and `\` escaped. */
 function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -633,8 +660,14 @@ function toSession(row: SessionRow, messages: Message[]): Session {
   };
   if (row.parent_id) session.parentId = row.parent_id;
   if (row.parent_tool_call_id) session.parentToolCallId = row.parent_tool_call_id;
-  if (row.continues_session_id && row.continues_native_id) {
-    session.continues = { sessionId: row.continues_session_id, nativeId: row.continues_native_id };
+  if (row.continues_session_id && (row.continues_native_id || row.continues_line !== null)) {
+    session.continues = {
+      sessionId: row.continues_session_id,
+      ...(row.continues_native_id ? { nativeId: row.continues_native_id } : {}),
+      ...(row.continues_line !== null && row.continues_line !== undefined
+        ? { line: row.continues_line }
+        : {}),
+    };
   }
   if (row.cwd) session.cwd = row.cwd;
   if (row.title) session.title = row.title;

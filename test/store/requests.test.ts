@@ -139,8 +139,13 @@ describe('request shapes shared between sessions', () => {
         raw.pragma(`user_version = ${index + 1}`);
       });
       raw.exec(`ATTACH '${current.path}' AS current`);
-      for (const table of ['sessions', 'messages', 'source_files', 'requests', 'request_messages'])
-        raw.exec(`INSERT INTO main.${table} SELECT * FROM current.${table}`);
+      for (const table of ['sessions', 'messages', 'source_files', 'requests', 'request_messages']) {
+        // The columns the old schema has (later migrations add some to these tables).
+        const columns = (raw.pragma(`main.table_info(${table})`) as { name: string }[])
+          .map((column) => column.name)
+          .join(', ');
+        raw.exec(`INSERT INTO main.${table} (${columns}) SELECT ${columns} FROM current.${table}`);
+      }
       const insert = raw.prepare(
         'INSERT INTO request_shapes (session_id, hash, system, tools) VALUES (@session_id, @hash, @system, @tools)',
       );

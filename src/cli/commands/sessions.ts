@@ -113,7 +113,13 @@ function toJson(row: Listed) {
     parentId: row.parent_id,
     spawnedBy: row.spawned_by,
     continues: row.continues_session_id
-      ? { sessionId: row.continues_session_id, nativeId: row.continues_native_id }
+      ? {
+          sessionId: row.continues_session_id,
+          nativeId: row.continues_native_id,
+          ...(row.continues_line !== null && row.continues_line !== undefined
+            ? { line: row.continues_line }
+            : {}),
+        }
       : null,
     cwd: row.cwd,
     title: row.title,

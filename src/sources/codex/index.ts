@@ -50,7 +50,7 @@ function parseFile(file: string): FileResult {
 
 export const codex: SourceAdapter = {
   agent: 'codex',
-  version: '1',
+  version: '2',
   detect,
   defaultRoots: () => codexRoots(),
   parseFile,

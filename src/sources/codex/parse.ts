@@ -118,6 +118,22 @@ function textOf(message: Message): string {
 }
 
 /**
+ * Where a 0.169 fork's history starts: `history_base {thread_id, end_ordinal_exclusive}` names the parent
+ * thread and how many lines of its rollout the fork inherits (the fork's file copies none of them).
+ */
+function historyBase(meta: SessionMeta): { thread: string; line: number } | undefined {
+  const base = meta.history_base;
+  if (!isObject(base)) return undefined;
+  const { thread_id, end_ordinal_exclusive } = base as {
+    thread_id?: unknown;
+    end_ordinal_exclusive?: unknown;
+  };
+  if (typeof thread_id !== 'string' || typeof end_ordinal_exclusive !== 'number') return undefined;
+  // Ordinals count lines from 0, so lines 1..end are the parent's part.
+  return { thread: thread_id, line: end_ordinal_exclusive };
+}
+
+/**
  * Native ids chain each message to all before it, from the id of the session whose history the file starts
  * with: a fork or sub-agent that copied its parent's history gives the copy the parent's ids, so the store keeps
  * it once, while two unrelated sessions that open with the same instructions never share an id.
@@ -154,6 +170,8 @@ export class CodexRollout {
   private historyOf: string | undefined;
   /** A second session_meta was seen: what follows starts with another session's copied history. */
   private copied = false;
+  /** A fork that points at its parent's rollout instead of copying it (0.169 `history_base`): which, how far. */
+  private forkOf: { thread: string; line: number } | undefined;
   private readonly messages: Message[] = [];
   /** The model turn being written: consecutive model items until the next input. */
   private turn: Message | undefined;
@@ -230,8 +248,10 @@ export class CodexRollout {
       this.meta = meta;
       if (typeof meta.id !== 'string')
         this.warn(line, 'session_meta has no id; the session is named after the file', false);
+      this.forkOf = historyBase(meta);
       const text = instructionsOf(meta);
-      if (text !== undefined) {
+      // A fork's model saw its parent's history first, the instructions included: they are the parent's.
+      if (text !== undefined && !this.forkOf) {
         // The system prompt goes with every request: it is the first thing every turn saw.
         this.instructions = {
           role: 'system',
@@ -566,6 +586,12 @@ export class CodexRollout {
       origin: 'file',
     };
     if (sub?.parent) session.parentId = sessionId(agent, sub.parent);
+    if (this.forkOf)
+      session.continues = {
+        sessionId: sessionId(agent, this.forkOf.thread),
+        line: this.forkOf.line,
+        sourceId: this.forkOf.thread,
+      };
     const cwd = meta.cwd ?? this.cwd;
     if (cwd) session.cwd = cwd;
     if (meta.cli_version) session.version = meta.cli_version;

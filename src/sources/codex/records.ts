@@ -28,6 +28,8 @@ export interface SessionMeta {
   source?: unknown;
   model_provider?: string;
   forked_from_id?: string;
+  /** 0.169 forks: the parent's rollout lines the fork's history starts with (none are copied into its file). */
+  history_base?: unknown;
   /** Some builds put the parent here as well as in `source.subagent.thread_spawn`. */
   parent_thread_id?: string;
   agent_nickname?: string;
