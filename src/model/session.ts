@@ -78,7 +78,10 @@ export interface Message {
   injected?: boolean;
   /** A summary that replaced the earlier history: contexts after it start here. */
   compaction?: boolean;
-  /** With `compaction`: native ids of earlier messages that stay visible after the summary (in order). */
+  /**
+   * With `compaction`: native ids of earlier messages that stay visible after the summary (in order). The
+   * summary's own id among them puts it there (Codex sends it after the items it kept); without it, first.
+   */
   preserved?: string[];
   /**
    * Harness text the agent logged as a rendered attachment (Claude Code 2.1.3xx: `environment`, `date`,

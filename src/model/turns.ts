@@ -71,9 +71,12 @@ export function* turns(messages: readonly Message[], from = 0): Generator<Turn> 
     }
 
     if (message.compaction) {
-      // The model no longer sees anything before the summary, except a preserved tail re-anchored after it.
-      const kept = (message.preserved ?? []).map((id) => byNativeId.get(id)).filter((m) => m !== undefined);
-      visible = [message, ...kept];
+      // The model no longer sees anything before the summary, except what it preserved: re-anchored after it,
+      // or around it where `preserved` names the summary itself (Codex sends it after the items it kept).
+      const kept = (message.preserved ?? [])
+        .map((id) => (id === message.nativeId ? message : byNativeId.get(id)))
+        .filter((m) => m !== undefined);
+      visible = kept.includes(message) ? kept : [message, ...kept];
       pending = [];
     } else {
       visible.push(message);

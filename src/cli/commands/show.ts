@@ -138,13 +138,17 @@ function render(message: Message, turn?: number): string {
       ? `${message.source.file}:${message.source.line}`
       : `${message.source.db}#${message.source.row}`;
   const title = `── ${message.role}${turn !== undefined ? ` · turn ${turn}` : ''}${flags ? ` (${flags})` : ''} ${out.dim(where)}`;
-  const lines = [
-    message.compaction
-      ? out.yellow(`${title}\n   [the model saw nothing before this summary]`)
-      : out.cyan(title),
-  ];
+  const lines = [message.compaction ? out.yellow(`${title}\n   ${compactionNote(message)}`) : out.cyan(title)];
   for (const part of message.parts) lines.push(renderPart(part));
   return lines.join('\n');
+}
+
+/** What a compaction summary left the model: nothing before it, or the earlier messages it kept. */
+function compactionNote(summary: Message): string {
+  const kept = (summary.preserved ?? []).filter((id) => id !== summary.nativeId).length;
+  return kept === 0
+    ? '[the model saw nothing before this summary]'
+    : `[from here on the model saw only this summary and the ${kept} earlier message(s) it kept, then what follows]`;
 }
 
 const authorLabel: Record<RequestMessage['by'], string> = {

@@ -443,6 +443,8 @@ export class CodexRollout {
       const source: Source = { file: this.file, line };
       switch (converted.kind) {
         case 'summary':
+          // Where the opaque compaction item sits is where the model saw the summary.
+          if (summary.parts.length === 0) units.push({ message: summary, pieces: [] });
           summary.parts.push(converted.part);
           break;
         case 'model':
@@ -475,7 +477,11 @@ export class CodexRollout {
         message === ''
           ? -1
           : units.findLastIndex((u) => u.message.role === 'user' && textOf(u.message).includes(message));
-      if (at >= 0) summary.parts = (units.splice(at, 1)[0] as { message: Message }).message.parts;
+      // The summary takes that item's place: the model saw it there, after the items kept before it.
+      if (at >= 0)
+        summary.parts = (
+          units.splice(at, 1, { message: summary, pieces: [] })[0] as { message: Message }
+        ).message.parts;
       else summary.parts = [{ type: 'text', text: message }];
     }
 
@@ -496,6 +502,7 @@ export class CodexRollout {
     // A repeated item (the same prompt twice) points at as many distinct earlier copies, the latest ones.
     const wanted = new Map<string, number>();
     for (const { message: unit } of units) {
+      if (unit === summary) continue;
       const key = contentKey(unit);
       wanted.set(key, (wanted.get(key) ?? 0) + 1);
     }
@@ -509,6 +516,11 @@ export class CodexRollout {
     };
     const kept: Message[] = [];
     for (const { message: unit, pieces } of units) {
+      // The summary itself, at its place among the kept items (turns.ts puts it there).
+      if (unit === summary) {
+        kept.push(summary);
+        continue;
+      }
       const match = pick(unit);
       if (match) kept.push(match);
       else if (unit.role !== 'assistant') {

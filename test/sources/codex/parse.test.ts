@@ -199,13 +199,14 @@ describe('codex adapter', () => {
     ]);
     expect(summary.source).toEqual({ file: join(fixtures, 'compaction.jsonl'), line: 18 });
     // The replacement: permissions, the new environment, the first prompt, its answer, the second prompt (the
-    // earlier copies are the same messages); the instructions go with every request.
+    // earlier copies are the same messages); the instructions go with every request. Then the summary itself,
+    // where the compaction item was: last, as Codex sends `[…history, compaction]`.
     const kept = [m[0], m[1], m[10], m[3], m[6], m[7]] as Message[];
-    expect(summary.preserved).toEqual(kept.map((k) => k.nativeId));
+    expect(summary.preserved).toEqual([...kept, summary].map((k) => k.nativeId));
     const turns = splitTurns(m);
     expect(turns.map((t) => t.messageIndex)).toEqual([4, 6, 8, 12, 14]);
-    expect(turns[3]?.context).toEqual([summary, ...kept]);
-    expect(turns[4]?.context).toEqual([summary, ...kept, m[12], m[13]]);
+    expect(turns[3]?.context).toEqual([...kept, summary]);
+    expect(turns[4]?.context).toEqual([...kept, summary, m[12], m[13]]);
     // Turns before the compaction are untouched by it.
     expect(turns[2]?.context).toEqual(m.slice(0, 8));
     expect(notes).toEqual([

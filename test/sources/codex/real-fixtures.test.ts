@@ -318,7 +318,7 @@ describe('codex adapter on the real rollouts (test/fixtures/real/codex)', () => 
     }
   });
 
-  it('after the compaction every turn sees the summary, the instructions and the replacement history only', () => {
+  it('after the compaction every turn sees the instructions, the replacement history and the summary only', () => {
     const file =
       'localpush-2026-02-23/rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl';
     const want = derive(join(dir, file)).compaction;
@@ -327,7 +327,9 @@ describe('codex adapter on the real rollouts (test/fixtures/real/codex)', () => 
     const session = sessionOf(file);
     const summary = session.messages.find((m) => m.compaction) as Message;
     expect(summary).toMatchObject({ role: 'user', injected: true, source: { line: 1788 } });
-    expect(summary.preserved).toHaveLength(want?.kept ?? 0);
+    // The kept items, then the summary's own id: it goes where the compaction item was, last.
+    expect(summary.preserved).toHaveLength((want?.kept ?? 0) + 1);
+    expect(summary.preserved?.at(-1)).toBe(summary.nativeId);
     const at = session.messages.indexOf(summary);
     const lineOf = (m: Message): number => ('line' in m.source ? m.source.line : Number.NaN);
     const turns = splitTurns(session.messages);
@@ -337,7 +339,7 @@ describe('codex adapter on the real rollouts (test/fixtures/real/codex)', () => 
     const preserved = new Set(summary.preserved);
     for (const turn of before) expect(turn.context).not.toContain(summary);
     for (const turn of after) {
-      expect(turn.context[0]).toBe(summary);
+      expect(turn.context[want?.kept ?? 0]).toBe(summary);
       // Older than the compaction line only if the summary keeps it (the instructions and the copies).
       const old = turn.context.filter((m) => lineOf(m) < 1788);
       expect(old.every((m) => preserved.has(m.nativeId as string))).toBe(true);

@@ -1,0 +1,41 @@
+// The real Codex 0.169 rollouts through the CLI: `show` says what a compaction left the model, and a fork
+// names the session it continues.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { root, run, tempDir } from '../helpers/cli.js';
+
+const sessions = join(root, 'test/fixtures/real/codex-0.169.0/sessions');
+let dir: ReturnType<typeof tempDir>;
+let db: string;
+
+beforeAll(async () => {
+  dir = tempDir('codex-0169-');
+  db = join(dir.path, 'store.db');
+  expect((await run(['ingest', sessions, '--db', db])).exitCode).toBe(0);
+});
+afterAll(() => dir.remove());
+
+describe('show on Codex 0.169 rollouts', () => {
+  it('says the model kept five earlier messages with the compaction summary, not that it saw nothing', async () => {
+    const shown = await run(['show', '01a23320-421e', '--db', db]);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(
+      '[from here on the model saw only this summary and the 5 earlier message(s) it kept, then what follows]',
+    );
+    expect(shown.stdout).not.toContain('[the model saw nothing before this summary]');
+  });
+
+  it('shows a fork as the continuation of the session it was forked from', async () => {
+    const listed = JSON.parse((await run(['sessions', '--db', db, '--json'])).stdout) as {
+      id: string;
+      sourceId: string;
+      continues: { sessionId: string; line?: number } | null;
+    }[];
+    const parent = listed.find((s) => s.sourceId === '01a23320-421e-78b0-966b-1e7637ec5e5c');
+    const fork = listed.find((s) => s.sourceId === '01a23320-66b5-76d1-afb1-947b8c426391');
+    expect(fork?.continues).toMatchObject({ sessionId: parent?.id, line: 122 });
+    const shown = await run(['show', '01a23320-66b5', '--db', db]);
+    expect(shown.stdout).toContain(`continues session ${parent?.id.slice(0, 12)}`);
+    expect(shown.stdout).toContain('Forked: list the files');
+  });
+});
