@@ -138,7 +138,9 @@ function render(message: Message, turn?: number): string {
       ? `${message.source.file}:${message.source.line}`
       : `${message.source.db}#${message.source.row}`;
   const title = `── ${message.role}${turn !== undefined ? ` · turn ${turn}` : ''}${flags ? ` (${flags})` : ''} ${out.dim(where)}`;
-  const lines = [message.compaction ? out.yellow(`${title}\n   ${compactionNote(message)}`) : out.cyan(title)];
+  const lines = [
+    message.compaction ? out.yellow(`${title}\n   ${compactionNote(message)}`) : out.cyan(title),
+  ];
   for (const part of message.parts) lines.push(renderPart(part));
   return lines.join('\n');
 }

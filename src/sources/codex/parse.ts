@@ -118,6 +118,13 @@ function textOf(message: Message): string {
 }
 
 /**
+ * What Codex asks the model for a compaction (its `templates/compact/prompt.md`, Apache-2.0), sent as the last
+ * user item of the request; the rollout does not record it. As 0.169.0's requests carry it.
+ */
+export const compactionPrompt =
+  'You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.\n\nInclude:\n- Current progress and key decisions made\n- Important context, constraints, or user preferences\n- What remains to be done (clear next steps)\n- Any critical data, examples, or references needed to continue\n\nBe concise, structured, and focused on helping the next LLM seamlessly continue the work.\n';
+
+/**
  * Where a 0.169 fork's history starts: `history_base {thread_id, end_ordinal_exclusive}` names the parent
  * thread and how many lines of its rollout the fork inherits (the fork's file copies none of them).
  */
@@ -193,6 +200,8 @@ export class CodexRollout {
   private readonly unknownRecords = new Map<string, number>();
   private readonly unknownItems = new Map<string, number>();
   private readonly rawArguments: number[] = [];
+  /** Answers to compaction requests, each the response of a compaction session (`compactionAnswer`). */
+  private readonly compactionAnswers: Message[] = [];
   private readonly rebuiltCompactions: number[] = [];
   private unkeptAssistantItems = 0;
   private rollbacks = 0;
@@ -225,7 +234,8 @@ export class CodexRollout {
         if (!this.cwd && typeof payload.cwd === 'string') this.cwd = payload.cwd;
         return;
       case 'response_item':
-        this.item(payload, line, timestamp);
+        if (record.compactionOutput) this.compactionAnswer(payload, line, timestamp);
+        else this.item(payload, line, timestamp);
         return;
       case 'event_msg':
         this.event(payload);
@@ -236,6 +246,26 @@ export class CodexRollout {
       default:
         this.unknownRecords.set(record.type, (this.unknownRecords.get(record.type) ?? 0) + 1);
     }
+  }
+
+  /**
+   * The answer to a compaction request (0.169 marks it `compaction_output`): not a turn of the conversation —
+   * the model was asked for a summary, with no tools and Codex's compaction prompt last — but a compaction
+   * session of its own, which continues this one up to the line before it.
+   */
+  private compactionAnswer(item: Payload, line: number, timestamp: string | undefined): void {
+    this.turn = undefined;
+    const converted = convert(item, `line-${line}`);
+    if (converted.kind !== 'model') {
+      this.unknownItems.set(String(item.type), (this.unknownItems.get(String(item.type)) ?? 0) + 1);
+      return;
+    }
+    const answer: Message = { role: 'assistant', parts: converted.parts, source: { file: this.file, line } };
+    if (this.model) answer.model = this.model;
+    if (timestamp) answer.timestamp = timestamp;
+    this.compactionAnswers.push(answer);
+    // The token count that follows is this request's.
+    this.lastTurn = answer;
   }
 
   private warn(line: number, message: string, skip = true): void {
@@ -582,7 +612,47 @@ export class CodexRollout {
     const sessions = this.messages.some((message) => message !== this.instructions)
       ? [this.session(sourceId)]
       : [];
+    if (sessions[0])
+      sessions.push(...this.compactionAnswers.map((answer) => this.compaction(sourceId, answer)));
     return { sessions, spawns: [...this.spawns.values()], notes: this.notes(sessions.length) };
+  }
+
+  /**
+   * A compaction request as a session: it saw this session's history up to the line before its answer, then
+   * Codex's compaction prompt (which the rollout does not record: 0.169's, as its requests carry it), and it
+   * answered with the summary.
+   */
+  private compaction(sourceId: string, answer: Message): ParsedSession {
+    const line = (answer.source as Source).line;
+    const prompt: Message = {
+      role: 'user',
+      parts: [{ type: 'text', text: compactionPrompt }],
+      injected: true,
+      source: { file: this.file, line },
+    };
+    if (answer.timestamp) prompt.timestamp = answer.timestamp;
+    const messages = [prompt, answer];
+    assignIds(messages, `${sourceId}/compaction-${line}`);
+    const own = `${sourceId}/compaction-${line}`;
+    const session: ParsedSession = {
+      id: sessionId(agent, own),
+      agent,
+      sourceId: own,
+      kind: 'compaction',
+      parentId: sessionId(agent, sourceId),
+      continues: { sessionId: sessionId(agent, sourceId), line: line - 1, sourceId },
+      messages,
+      origin: 'file',
+      title: 'compaction',
+    };
+    const cwd = this.meta?.cwd ?? this.cwd;
+    if (cwd) session.cwd = cwd;
+    if (this.meta?.cli_version) session.version = this.meta.cli_version;
+    if (answer.timestamp) {
+      session.startedAt = answer.timestamp;
+      session.endedAt = answer.timestamp;
+    }
+    return session;
   }
 
   private session(sourceId: string): ParsedSession {

@@ -10,6 +10,8 @@ export interface RolloutRecord {
   type: string;
   payload: Payload;
   timestamp?: string;
+  /** 0.169: the envelope's `metadata.compaction_output` — this item is the answer to a compaction request. */
+  compactionOutput?: boolean;
 }
 
 /** A payload as read: any JSON object; the fields this adapter uses are typed where it reads them. */
@@ -99,7 +101,13 @@ export function readRecord(value: unknown, first: boolean): RolloutRecord | 'sta
   const timestamp = typeof value.timestamp === 'string' ? value.timestamp : undefined;
   if (typeof value.type === 'string' && 'payload' in value) {
     if (!isObject(value.payload)) return undefined;
-    return { type: value.type, payload: value.payload, ...(timestamp ? { timestamp } : {}) };
+    const compactionOutput = isObject(value.metadata) && value.metadata.compaction_output === true;
+    return {
+      type: value.type,
+      payload: value.payload,
+      ...(timestamp ? { timestamp } : {}),
+      ...(compactionOutput ? { compactionOutput } : {}),
+    };
   }
   if (typeof value.record_type === 'string') return 'state';
   if (typeof value.type === 'string' && bareItemTypes.has(value.type))
