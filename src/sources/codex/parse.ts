@@ -21,6 +21,7 @@ import {
   outputItemTypes,
   outputOf,
   type Payload,
+  quietRecordTypes,
   type RolloutRecord,
   reasoningPart,
   type SessionMeta,
@@ -244,6 +245,7 @@ export class CodexRollout {
         this.compacted(payload, line, timestamp);
         return;
       default:
+        if (quietRecordTypes.has(record.type)) return;
         this.unknownRecords.set(record.type, (this.unknownRecords.get(record.type) ?? 0) + 1);
     }
   }

@@ -53,7 +53,15 @@ export const recordTypes = new Set([
   'event_msg',
   'turn_context',
   'compacted',
+  ...['world_state', 'token_usage_record'],
 ]);
+
+/**
+ * 0.169 lines that hold nothing the model saw and nothing this adapter stores: `world_state` (the state Codex
+ * derives its context items from; the items themselves are `response_item`s) and `token_usage_record` (per
+ * response usage, also in the `token_count` events read for usage). Read past without a note.
+ */
+export const quietRecordTypes = new Set(['world_state', 'token_usage_record']);
 
 /** Items the model wrote: one model turn is a run of these. */
 export const modelItemTypes = new Set([
