@@ -31,6 +31,11 @@ export interface ReasoningPart {
   /** Provider signature needed to send thinking back (Anthropic); absent elsewhere. */
   signature?: string;
   redacted?: boolean;
+  /**
+   * The summary the provider showed of reasoning whose raw text is `text` (Responses API items with both a
+   * `summary` and `content`), one entry per summary item. Absent when `text` is the summary itself.
+   */
+  summary?: string[];
 }
 export interface ToolCall {
   type: 'tool_call';

@@ -205,8 +205,11 @@ export function reasoningPart(item: Payload): Part {
       ? list.filter(isObject).flatMap((entry) => (typeof entry.text === 'string' ? [entry.text] : []))
       : [];
   const raw = texts(item.content);
-  const text = (raw.length > 0 ? raw : texts(item.summary)).join('\n\n');
-  const part: Part = { type: 'reasoning', text };
+  const summary = texts(item.summary);
+  const text = (raw.length > 0 ? raw : summary).join('\n\n');
+  const part: Extract<Part, { type: 'reasoning' }> = { type: 'reasoning', text };
+  // The raw text is what the model wrote; its summary, what it showed: both are kept.
+  if (raw.length > 0 && summary.length > 0) part.summary = summary;
   if (typeof item.encrypted_content === 'string') {
     part.signature = item.encrypted_content;
     if (text === '') part.redacted = true;

@@ -43,8 +43,11 @@ function requestItem(item: Record<string, unknown>): unknown {
     case 'message':
       return { role: item.role === 'developer' ? 'system' : item.role, text: texts(item.content) };
     case 'reasoning': {
-      const content = texts(item.content);
-      return { reasoning: content !== '' ? content : texts(item.summary) };
+      const list = (value: unknown) => (Array.isArray(value) ? value.map((entry) => String(entry.text)) : []);
+      const content = list(item.content);
+      const summary = list(item.summary);
+      if (content.length === 0) return { reasoning: summary.join('\n\n') };
+      return { reasoning: content.join('\n\n'), ...(summary.length > 0 ? { summary } : {}) };
     }
     case 'function_call':
       return { call: item.call_id, name: item.name, input: JSON.parse(String(item.arguments)) };
@@ -83,7 +86,8 @@ function contextItems(context: readonly Message[]): unknown[] {
       );
     if (message.role === 'assistant')
       return message.parts.map((part) => {
-        if (part.type === 'reasoning') return { reasoning: part.text };
+        if (part.type === 'reasoning')
+          return { reasoning: part.text, ...(part.summary ? { summary: part.summary } : {}) };
         if (part.type === 'tool_call') return { call: part.id, name: part.name, input: part.input };
         if (part.type === 'text') return { role: 'assistant', text: part.text };
         return { type: part.type };
