@@ -24,6 +24,8 @@ export type OutputBlock = { type: 'text'; text: string } | { type: 'image'; medi
 export interface TextPart {
   type: 'text';
   text: string;
+  /** What the model said the text is, where its API says (Codex/Responses `phase`: commentary, final_answer). */
+  phase?: string;
 }
 export interface ReasoningPart {
   type: 'reasoning';
@@ -42,6 +44,8 @@ export interface ToolCall {
   id: string;
   name: string;
   input: unknown;
+  /** The namespace the tool was offered in, where its API has them (Codex 0.169: `multi_agent_v1`). */
+  namespace?: string;
   /** No result was ever recorded (an interrupted turn). Contexts get a synthetic error result for it. */
   unanswered?: boolean;
 }

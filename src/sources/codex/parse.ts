@@ -56,7 +56,11 @@ function convert(item: Payload, fallbackId: string): Converted {
   const type = typeof item.type === 'string' ? item.type : '';
   if (type === 'message') {
     const parts = contentParts(item.content);
-    if (item.role === 'assistant') return { kind: 'model', parts };
+    if (item.role === 'assistant') {
+      const phase = item.phase;
+      if (typeof phase === 'string') for (const part of parts) if (part.type === 'text') part.phase = phase;
+      return { kind: 'model', parts };
+    }
     if (item.role === 'developer' || item.role === 'system')
       return { kind: 'input', role: 'system', parts, injected: true };
     const first = parts.find((part) => part.type === 'text');

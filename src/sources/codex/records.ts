@@ -243,6 +243,7 @@ export function callOf(item: Payload, fallbackId: string): ToolCall | undefined 
         id,
         name: String(item.name ?? ''),
         input: argumentsOf(item.arguments).input,
+        ...(typeof item.namespace === 'string' ? { namespace: item.namespace } : {}),
       };
     case 'custom_tool_call':
       // Free-form tools (apply_patch) take raw text, never JSON.

@@ -41,7 +41,11 @@ const texts = (content: unknown): string =>
 function requestItem(item: Record<string, unknown>): unknown {
   switch (item.type) {
     case 'message':
-      return { role: item.role === 'developer' ? 'system' : item.role, text: texts(item.content) };
+      return {
+        role: item.role === 'developer' ? 'system' : item.role,
+        text: texts(item.content),
+        ...(typeof item.phase === 'string' ? { phase: item.phase } : {}),
+      };
     case 'reasoning': {
       const list = (value: unknown) => (Array.isArray(value) ? value.map((entry) => String(entry.text)) : []);
       const content = list(item.content);
@@ -50,7 +54,12 @@ function requestItem(item: Record<string, unknown>): unknown {
       return { reasoning: content.join('\n\n'), ...(summary.length > 0 ? { summary } : {}) };
     }
     case 'function_call':
-      return { call: item.call_id, name: item.name, input: JSON.parse(String(item.arguments)) };
+      return {
+        call: item.call_id,
+        name: item.name,
+        input: JSON.parse(String(item.arguments)),
+        ...(typeof item.namespace === 'string' ? { namespace: item.namespace } : {}),
+      };
     case 'custom_tool_call':
       return { call: item.call_id, name: item.name, input: item.input };
     case 'tool_search_call':
@@ -88,8 +97,15 @@ function contextItems(context: readonly Message[]): unknown[] {
       return message.parts.map((part) => {
         if (part.type === 'reasoning')
           return { reasoning: part.text, ...(part.summary ? { summary: part.summary } : {}) };
-        if (part.type === 'tool_call') return { call: part.id, name: part.name, input: part.input };
-        if (part.type === 'text') return { role: 'assistant', text: part.text };
+        if (part.type === 'tool_call')
+          return {
+            call: part.id,
+            name: part.name,
+            input: part.input,
+            ...(part.namespace ? { namespace: part.namespace } : {}),
+          };
+        if (part.type === 'text')
+          return { role: 'assistant', text: part.text, ...(part.phase ? { phase: part.phase } : {}) };
         return { type: part.type };
       });
     return [
