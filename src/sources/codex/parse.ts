@@ -380,14 +380,23 @@ export class CodexRollout {
     } else this.promptCandidate = candidate;
   }
 
+  /** An event saying a person typed the user item just written (or the next one). */
+  private promptEvent(): void {
+    this.promptEvents = true;
+    if (this.promptCandidate) {
+      this.prompts.add(this.promptCandidate);
+      this.promptCandidate = undefined;
+    } else this.promptPending = true;
+  }
+
   private event(payload: Payload): void {
     switch (payload.type) {
+      case 'item_completed':
+        // 0.169 writes no user_message events: a prompt is mirrored by an item_completed UserMessage instead.
+        if (isObject(payload.item) && payload.item.type === 'UserMessage') this.promptEvent();
+        return;
       case 'user_message':
-        this.promptEvents = true;
-        if (this.promptCandidate) {
-          this.prompts.add(this.promptCandidate);
-          this.promptCandidate = undefined;
-        } else this.promptPending = true;
+        this.promptEvent();
         return;
       case 'token_count':
         this.tokenCount(payload);

@@ -3,14 +3,15 @@
 // with the turn of the stored session it was for, and its `input` compared with that turn's context item by
 // item — roles, order, whole texts, call names, ids and arguments, outputs, reasoning. A compaction request is
 // the turn of a compaction session; a fork's turns hold the parent's history.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/model/session.js';
 import { type Turn, turns } from '../../../src/model/turns.js';
+import { codex } from '../../../src/sources/codex/index.js';
 import { ingest } from '../../../src/sources/ingest.js';
 import { SessionStore } from '../../../src/store/sessions.js';
-import { root } from '../../helpers/cli.js';
+import { root, tempDir } from '../../helpers/cli.js';
 import { tempStore } from '../../helpers/store.js';
 
 const fixture = join(root, 'test/fixtures/real/codex-0.169.0');
@@ -133,6 +134,7 @@ function turnsOf(thread: string, kind?: string): Turn[] {
 }
 
 const main = '01a23320-421e-78b0-966b-1e7637ec5e5c';
+const forkFile = 'rollout-2026-12-01T19-41-31-01a23320-66b5-76d1-afb1-947b8c426391.jsonl';
 const cases: { log: string; thread: string; kind?: string; steps: string[] }[] = [
   {
     log: 'main',
@@ -166,6 +168,62 @@ describe('Codex 0.169.0: every request the model received, against the stored tu
         expect(contextItems(turn.context), request.step).toEqual(request.body.input.map(requestItem));
       }
     });
+
+  it('tells the prompts a person typed by 0.169’s item_completed UserMessage events, not by their text', () => {
+    const typed = (thread: string) => {
+      const row = [...sessions.list()].find((r) => r.source_id === thread);
+      return sessions
+        .messages(row?.id ?? '')
+        .filter((m) => m.role === 'user' && !m.injected)
+        .map((m) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''));
+    };
+    expect(typed(main)).toEqual([
+      'Fix the greeting bug in hello.py and make sure it runs.',
+      'Add a README.md that explains how to run the script.',
+      'Ask a helper agent to review README.md, then tell me what changed.',
+    ]);
+    // The sub-agent's prompt is its parent's message; the notification of a finished sub-agent is Codex's.
+    expect(typed('01a23320-5d28-7c22-b1ae-cc6e19341a1d')).toEqual([
+      'Review README.md in /home/ada/projects/demo-app and reply with one sentence.',
+    ]);
+    expect(typed('01a23320-6ee9-7f82-8926-0c55be86fb92')).toEqual(['Count the lines of hello.py']);
+  });
+
+  it('trusts those events over the text: a typed prompt that looks like harness text, harness text that does not', () => {
+    const dir = tempDir('codex-prompts-');
+    try {
+      const lines = readFileSync(join(fixture, 'sessions/2026/12/01', forkFile), 'utf8')
+        .trim()
+        .split('\n');
+      const typed = '<environment_context> is what I want explained';
+      const edited = lines.map((line) => line.replaceAll('Forked: list the files', typed));
+      // Harness text no prefix rule knows, with no event: Codex wrote it.
+      const note = JSON.stringify({
+        timestamp: '2026-12-01T19:41:31.999Z',
+        type: 'response_item',
+        payload: {
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: 'Heads up: the sandbox changed.' }],
+        },
+      });
+      const file = join(dir.path, forkFile);
+      writeFileSync(file, `${[...edited, note].join('\n')}\n`);
+      const [session] = [...codex.parseFile(file).sessions];
+      const users = (session?.messages ?? []).filter((m) => m.role === 'user');
+      expect(
+        users.map((m) => [
+          m.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''),
+          m.injected === true,
+        ]),
+      ).toEqual([
+        [typed, false],
+        ['Heads up: the sandbox changed.', true],
+      ]);
+    } finally {
+      dir.remove();
+    }
+  });
 
   it('the compaction request is a compaction: no tools offered, Codex’s prompt last, the summary its answer', () => {
     const [request] = logged('main').filter((r) => r.step === 'bc');
