@@ -5,7 +5,7 @@
 
 import type { TurnRequest } from '../model/request.js';
 import type { Message, Session } from '../model/session.js';
-import { catalogue } from './catalogue/index.js';
+import { catalogue, toolListOf } from './catalogue/index.js';
 import type { ToolSpec } from './catalogue/types.js';
 import { type ChatMessage, type ChatTool, chatMessages, chatTools } from './chat.js';
 import { type ElideOptions, elideRepeats, type ResultFate } from './elide.js';
@@ -126,6 +126,7 @@ export function askedWith(session: Session, context: readonly Message[], options
   const sources: PairSources = {
     system: shape && systemPrompt === undefined ? 'recorded' : systemSource(session, systemPrompt),
     tools: shape ? 'recorded' : 'catalogue',
+    ...(shape ? {} : { tool_list: toolListOf(session).name }),
   };
   const out: AskedWith = { messages, tools, sources, errors: erroredResults(seen), fates };
   if (session.agent === 'claude-code') {

@@ -27,6 +27,11 @@ export const pairSchemas = ['replay-history.pair/v1', pairSchema] as const;
 export interface PairSources {
   system: 'recorded' | 'agent' | 'catalogue' | 'option';
   tools: 'recorded' | 'agent' | 'catalogue';
+  /**
+   * With `tools: catalogue`, which list: `codex/0.169` (what Codex CLI 0.169 and later offered, from its real
+   * requests) or `replay-history/<agent>` (the catalogue written here).
+   */
+  tool_list?: string;
 }
 
 /** One line of pairs.jsonl: a model turn asked again, with what the original model answered. */

@@ -1,5 +1,6 @@
 // The real Codex 0.169 rollouts through the CLI: `show` says what a compaction left the model, and a fork
 // names the session it continues.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root, run, tempDir } from '../helpers/cli.js';
@@ -37,5 +38,38 @@ describe('show on Codex 0.169 rollouts', () => {
     const shown = await run(['show', '01a23320-66b5', '--db', db]);
     expect(shown.stdout).toContain(`continues session ${parent?.id.slice(0, 12)}`);
     expect(shown.stdout).toContain('Forked: list the files');
+  });
+
+  it('replays with the tools Codex 0.169 offered, and each pair names that list', async () => {
+    const out = join(dir.path, 'pairs.jsonl');
+    const replay = await run(['replay', '01a23320-421e', '--db', db, '--out', out, '--json']);
+    expect(replay.exitCode, replay.stderr).toBe(0);
+    const pairs = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (line) =>
+          JSON.parse(line) as { sources: { tool_list?: string }; tools: { function: { name: string } }[] },
+      );
+    expect(pairs).toHaveLength(14);
+    for (const pair of pairs) {
+      expect(pair.sources.tool_list).toBe('codex/0.169');
+      // Its 11 tools, then the two multi-agent tools it reached through tool_search.
+      expect(pair.tools.map((tool) => tool.function.name)).toEqual([
+        'exec_command',
+        'write_stdin',
+        'update_plan',
+        'request_user_input',
+        'apply_patch',
+        'view_image',
+        'get_goal',
+        'create_goal',
+        'update_goal',
+        'tool_search',
+        'web_search',
+        'spawn_agent',
+        'wait_agent',
+      ]);
+    }
   });
 });

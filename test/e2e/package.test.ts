@@ -154,6 +154,8 @@ describe('the npm package', () => {
         'package.json',
         'bin/replay-history.js',
         'dist/cli/main.js',
+        // Codex 0.169's tool definitions ship in dist (replay/catalogue/codex-0.169.js): their licence with them.
+        'licenses/openai-codex.Apache-2.0.txt',
       ]),
     );
     const samples = filesUnder(join(root, 'sample-sessions')).map((path) => `sample-sessions/${path}`);

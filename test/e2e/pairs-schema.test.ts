@@ -32,8 +32,13 @@ describe('pairs schema', () => {
     expect(pairs).toHaveLength(30);
     for (const pair of pairs) {
       expect(pair.schema).toBe('replay-history.pair/v2');
-      // The sample sessions hold no request records and no system prompt: both from the catalogue.
-      expect(pair.sources).toEqual({ system: 'catalogue', tools: 'catalogue' });
+      // The sample sessions hold no request records and no system prompt: both from the catalogue, the tools
+      // from the one written here (no sample is from an agent version whose own list is known).
+      expect(pair.sources).toEqual({
+        system: 'catalogue',
+        tools: 'catalogue',
+        tool_list: `replay-history/${String(pair.agent)}`,
+      });
       expect(Array.isArray(pair.tool_errors)).toBe(true);
       // A Claude Code pair carries its Anthropic body, rebuilt from the conversation.
       if (pair.agent === 'claude-code')
@@ -84,7 +89,11 @@ describe('pairs schema', () => {
     for (const pair of pairs) {
       expect(pair.messages[0]).toEqual({ role: 'system', content: instructions });
       expect(pair.messages.filter((m) => m.content === instructions)).toHaveLength(1);
-      expect(pair.sources).toEqual({ system: 'recorded', tools: 'catalogue' });
+      expect(pair.sources).toEqual({
+        system: 'recorded',
+        tools: 'catalogue',
+        tool_list: 'replay-history/codex',
+      });
     }
   });
 });

@@ -5,6 +5,7 @@
 import { type AgentId, type Session, toolCalls } from '../../model/session.js';
 import { claudeCodeSystemPrompt, claudeCodeTools } from './claude-code.js';
 import { codexSystemPrompt, codexTools } from './codex.js';
+import { codex0169Tools } from './codex-0.169.js';
 import { dockerAgentSystemPrompt, dockerAgentTools } from './docker-agent.js';
 import { hiddenOpencodeTools, opencodeSystemPrompt, opencodeTools } from './opencode.js';
 import { deepFreeze, object } from './schema.js';
@@ -67,19 +68,67 @@ export function isOfferableName(name: string): boolean {
   return /^[A-Za-z0-9_.:-]+$/.test(name);
 }
 
+/** Lists of the tools an agent's version itself offered, taken from its real requests, newest first. */
+const versionLists: readonly {
+  agent: AgentId;
+  since: readonly number[];
+  name: string;
+  tools: readonly ToolSpec[];
+}[] = deepFreeze([{ agent: 'codex', since: [0, 169], name: 'codex/0.169', tools: codex0169Tools }]);
+
+/** `0.169.0-alpha.1` → [0, 169, 0]; undefined when it does not start with a number. */
+function versionOf(text: string | undefined): number[] | undefined {
+  const match = /^v?(\d+(?:\.\d+)*)/.exec(text ?? '');
+  return match ? (match[1] as string).split('.').map(Number) : undefined;
+}
+
+function atLeast(version: readonly number[], since: readonly number[]): boolean {
+  for (let i = 0; i < since.length; i++) {
+    const have = version[i] ?? 0;
+    const want = since[i] as number;
+    if (have !== want) return have > want;
+  }
+  return true;
+}
+
 /**
- * The tools to offer when replaying this session: the agent's whole catalogue, plus a schema inferred from the
- * recorded arguments for every tool the session called that the catalogue lacks (MCP tools, renamed tools).
- * Deterministic order: the catalogue's own order, then the inferred tools by name. The specs are copies, so the
- * caller may change them.
+ * Which tool list a replay of the session offers: what its agent's version offered where that is known
+ * (`codex/0.169`: Codex CLI 0.169 and later, from its requests), else the agent's catalogue
+ * (`replay-history/<agent>`, written here). Pairs name it (`sources.tool_list`).
+ */
+export function toolListOf(session: Pick<Session, 'agent' | 'version'>): {
+  name: string;
+  tools: readonly ToolSpec[];
+} {
+  const version = versionOf(session.version);
+  const list = version
+    ? versionLists.find((entry) => entry.agent === session.agent && atLeast(version, entry.since))
+    : undefined;
+  return list ?? { name: `replay-history/${session.agent}`, tools: catalogue(session.agent).tools };
+}
+
+/**
+ * The tools to offer when replaying this session: its tool list (`toolListOf`), plus, for every tool the session
+ * called that the list lacks, the catalogue's spec where it has one (a versioned list leaves out tools offered
+ * later, such as Codex's deferred multi-agent tools) or a schema inferred from the recorded arguments (MCP
+ * tools, renamed tools). Deterministic order: the list's own order, then the added tools by name. The specs are
+ * copies, so the caller may change them.
  */
 export function toolsFor(session: Session): ToolSpec[] {
-  const known = byName.get(session.agent);
+  const list = toolListOf(session);
+  const listed = new Set(list.tools.map((spec) => spec.name));
+  const catalogued = byName.get(session.agent);
   const skipped = hidden.get(session.agent);
   const recorded = new Map<string, unknown[]>();
+  const fromCatalogue = new Map<string, ToolSpec>();
   for (const message of session.messages) {
     for (const call of toolCalls(message)) {
-      if (known?.has(call.name) || skipped?.has(call.name) || !isOfferableName(call.name)) continue;
+      if (listed.has(call.name) || skipped?.has(call.name) || !isOfferableName(call.name)) continue;
+      const spec = catalogued?.get(call.name);
+      if (spec) {
+        fromCatalogue.set(call.name, spec);
+        continue;
+      }
       const inputs = recorded.get(call.name);
       if (inputs === undefined) recorded.set(call.name, [call.input]);
       else inputs.push(call.input);
@@ -96,7 +145,10 @@ export function toolsFor(session: Session): ToolSpec[] {
         inferred: true,
       }),
     );
-  return [...catalogue(session.agent).tools.map((spec) => structuredClone(spec)), ...inferred];
+  const added = [...fromCatalogue.entries()]
+    .sort(([left], [right]) => compareNames(left, right))
+    .map(([, spec]) => spec);
+  return [...list.tools, ...added].map((spec) => structuredClone(spec)).concat(inferred);
 }
 
 /** Code-unit order: the same on every machine, unlike localeCompare. */
