@@ -46,6 +46,11 @@ export interface ToolCall {
   input: unknown;
   /** The namespace the tool was offered in, where its API has them (Codex 0.169: `multi_agent_v1`). */
   namespace?: string;
+  /**
+   * A free-form tool (Codex's custom `apply_patch`): `input` is the raw text the model wrote. Chat form and the
+   * short-circuit take it as the function form such a tool is offered in, `{input: "<text>"}` (`callInput`).
+   */
+  freeform?: boolean;
   /** No result was ever recorded (an interrupted turn). Contexts get a synthetic error result for it. */
   unanswered?: boolean;
 }
@@ -133,6 +138,11 @@ export interface Session {
    * `resolveRequests` (request.ts) rebuilds each one. Absent when the log records none.
    */
   requests?: RequestLog;
+}
+
+/** A call's input as a function takes it: a free-form tool's raw text as `{input}`, anything else as it is. */
+export function callInput(call: ToolCall): unknown {
+  return call.freeform && typeof call.input === 'string' ? { input: call.input } : call.input;
 }
 
 export function isToolCall(part: Part): part is ToolCall {

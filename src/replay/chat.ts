@@ -1,6 +1,6 @@
 // The OpenAI chat-completions shape: what pairs.jsonl holds and what OpenAI-compatible servers take. Pure.
 import { canonicalJson } from '../model/canonical-json.js';
-import { type Message, outputText, type Part, type ToolCall } from '../model/session.js';
+import { callInput, type Message, outputText, type Part, type ToolCall } from '../model/session.js';
 import type { ToolSpec } from './catalogue/types.js';
 
 export interface ChatToolCall {
@@ -38,7 +38,7 @@ export function argumentsOf(call: ToolCall): string {
   ) {
     return input.raw;
   }
-  return JSON.stringify(call.input ?? {});
+  return JSON.stringify(callInput(call) ?? {});
 }
 
 function text(parts: Part[]): string {

@@ -1,7 +1,7 @@
 // Answers a model's tool call from the recording. This module is pure on purpose: it imports nothing that
 // could reach a shell, the file system or the network (a test checks its imports), so it cannot run a tool.
 import { canonicalJson } from '../model/canonical-json.js';
-import type { Message, ToolResult } from '../model/session.js';
+import { callInput, type Message, type ToolResult } from '../model/session.js';
 import { type NormalizeContext, normalizeInput } from './match.js';
 
 export interface RecordedCall {
@@ -54,8 +54,10 @@ export class ShortCircuit {
         const result = results.get(part.id);
         // A call that never got a result has nothing to give back: it is not in the recording.
         if (!result) continue;
-        this.calls.push({ name: part.name, input: part.input, result });
-        const keys = { exact: key(part.name, part.input), loose: this.looseKey(part.name, part.input) };
+        // Asked for in the form it was offered in (a free-form tool's text as {input}).
+        const input = callInput(part);
+        this.calls.push({ name: part.name, input, result });
+        const keys = { exact: key(part.name, input), loose: this.looseKey(part.name, input) };
         this.keys.set(result, keys);
         push(this.exact, keys.exact, result);
         push(this.loose, keys.loose, result);

@@ -49,7 +49,12 @@ describe('show on Codex 0.169 rollouts', () => {
       .split('\n')
       .map(
         (line) =>
-          JSON.parse(line) as { sources: { tool_list?: string }; tools: { function: { name: string } }[] },
+          JSON.parse(line) as {
+            sources: { tool_list?: string };
+            tools: { function: { name: string } }[];
+            messages: { tool_calls?: { function: { name: string; arguments: string } }[] }[];
+            completion: { tool_calls?: { function: { name: string; arguments: string } }[] };
+          },
       );
     expect(pairs).toHaveLength(14);
     for (const pair of pairs) {
@@ -71,5 +76,34 @@ describe('show on Codex 0.169 rollouts', () => {
         'wait_agent',
       ]);
     }
+
+    // apply_patch, a free-form tool, is called in the function form it is offered in: {input: "<patch>"}.
+    // Turn 7 (the last before the compaction) saw the first two and made the third.
+    const seventh = pairs[6];
+    const patchCalls = [...(seventh?.messages ?? []), seventh?.completion ?? {}]
+      .flatMap((message) => message.tool_calls ?? [])
+      .filter((call) => call.function.name === 'apply_patch');
+    expect(patchCalls).toHaveLength(3);
+    for (const call of patchCalls)
+      expect(JSON.parse(call.function.arguments)).toEqual({
+        input: expect.stringMatching(/^\*\*\* Begin Patch\n/),
+      });
+  });
+
+  it('free mode: every recorded call answers the model’s, apply_patch’s included', async () => {
+    const out = join(dir.path, 'free.jsonl');
+    const replay = await run([
+      'replay',
+      '01a23320-421e',
+      '--db',
+      db,
+      '--mode',
+      'free',
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(replay.exitCode, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ misses: 0, turnsFailed: 0 });
   });
 });

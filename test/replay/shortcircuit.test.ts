@@ -82,6 +82,23 @@ describe('short-circuit', () => {
     expect(answer.nearest.length).toBeLessThanOrEqual(3);
   });
 
+  it('answers a free-form tool’s recorded text when asked for in the function form it is offered in', () => {
+    const patch = '*** Begin Patch\n*** Add File: README.md\n+# hello\n*** End Patch';
+    const recorded: Message[] = [
+      {
+        role: 'assistant',
+        parts: [{ type: 'tool_call', id: 'p', name: 'apply_patch', input: patch, freeform: true }],
+        source: { file: 'mem', line: 1 },
+      },
+      result('p', 'Success. Updated the following files:\nA README.md'),
+    ];
+    const patches = () =>
+      new ShortCircuit(recorded, { cwd: '/repo', defaults: () => undefined, readOnly: () => false });
+    expect(patches().answer('apply_patch', { input: patch })).toMatchObject({ kind: 'hit', how: 'exact' });
+    // The bare text is not how the tool is offered, so not how a model asks for it.
+    expect(patches().answer('apply_patch', patch).kind).toBe('miss');
+  });
+
   it('has no result for a call that never got one', () => {
     expect(circuit().answer('Bash', { command: 'npm test' }).kind).toBe('miss');
   });

@@ -247,7 +247,13 @@ export function callOf(item: Payload, fallbackId: string): ToolCall | undefined 
       };
     case 'custom_tool_call':
       // Free-form tools (apply_patch) take raw text, never JSON.
-      return { type: 'tool_call', id, name: String(item.name ?? ''), input: item.input ?? '' };
+      return {
+        type: 'tool_call',
+        id,
+        name: String(item.name ?? ''),
+        input: item.input ?? '',
+        freeform: true,
+      };
     case 'local_shell_call':
       return { type: 'tool_call', id, name: 'local_shell', input: item.action ?? {} };
     case 'web_search_call':
