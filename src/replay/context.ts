@@ -10,7 +10,9 @@ import type { ToolSpec } from './catalogue/types.js';
 import { type ChatMessage, type ChatTool, chatMessages, chatTools } from './chat.js';
 import { type ElideOptions, elideRepeats, type ResultFate } from './elide.js';
 import type { PairSources } from './pairs.js';
+import { responsesTools, responsesWire } from './responses.js';
 import {
+  type AnthropicWire,
   anthropicTools,
   chatFromWire,
   chatToolsOf,
@@ -131,7 +133,7 @@ export function askedWith(session: Session, context: readonly Message[], options
   const out: AskedWith = { messages, tools, sources, errors: erroredResults(seen), fates };
   if (session.agent === 'claude-code') {
     const prompt = recordedSystemPrompt(session);
-    const system: Wire['body']['system'] =
+    const system: AnthropicWire['body']['system'] =
       systemPrompt !== undefined
         ? systemPrompt
         : shape
@@ -149,5 +151,7 @@ export function askedWith(session: Session, context: readonly Message[], options
     if (Array.isArray(betas))
       out.wire.betas = betas.filter((beta): beta is string => typeof beta === 'string');
   }
+  // Codex: the Responses input it sends, item for item (its instructions are the first developer item).
+  if (session.agent === 'codex') out.wire = responsesWire(seen, responsesTools(options.catalogueTools));
   return out;
 }

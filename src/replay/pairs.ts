@@ -55,7 +55,7 @@ export interface Pair {
   sources?: PairSources;
   /** v2: the `tool_call_id`s among `messages` whose result was an error (chat form has no field for it). */
   tool_errors?: string[];
-  /** v2: the request on the agent's own wire (Claude Code: Anthropic Messages), when it speaks another. */
+  /** v2: the request on the agent's own wire (Claude Code: Anthropic Messages; Codex: OpenAI Responses). */
   wire?: Wire;
   /**
    * v2, a real agent's step whose request was recorded: what of it differs from the recorded request —

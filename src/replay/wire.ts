@@ -11,6 +11,7 @@ import { outputText } from '../model/session.js';
 import type { ToolSpec } from './catalogue/types.js';
 import { type ChatContent, type ChatMessage, type ChatTool, chatTools } from './chat.js';
 import { type ElideOptions, Elider, type ResultFate } from './elide.js';
+import type { ResponsesWire } from './responses.js';
 
 /** The Anthropic Messages request of one turn, less what a sender sets itself (model, stream, metadata). */
 export interface AnthropicWire {
@@ -31,7 +32,8 @@ export interface AnthropicWire {
   betas: string[];
 }
 
-export type Wire = AnthropicWire;
+/** A turn's request on its agent's own wire: Claude Code's Anthropic Messages, Codex's OpenAI Responses. */
+export type Wire = AnthropicWire | ResponsesWire;
 
 /** The request the agent recorded for this turn, as it sent it (see `wireBody` for what it does not record). */
 export function recordedWire(request: TurnRequest): AnthropicWire {

@@ -54,6 +54,7 @@ describe('show on Codex 0.169 rollouts', () => {
             tools: { function: { name: string } }[];
             messages: { tool_calls?: { function: { name: string; arguments: string } }[] }[];
             completion: { tool_calls?: { function: { name: string; arguments: string } }[] };
+            wire: { api: string; source: string; body: { input: Record<string, unknown>[] } };
           },
       );
     expect(pairs).toHaveLength(14);
@@ -75,6 +76,20 @@ describe('show on Codex 0.169 rollouts', () => {
         'spawn_agent',
         'wait_agent',
       ]);
+    }
+
+    // Each pair also holds its request on the Responses wire, equal to what Codex sent item for item (but for
+    // the item ids and statuses it adds): the 14 turn requests of the thread, in order.
+    const sent = readFileSync(join(root, 'test/fixtures/real/codex-0.169.0/requests-main.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { step: string; headers: Record<string, string>; body_raw: string })
+      .filter((request) => /^[abc]\d$/.test(request.step))
+      .map((request) => (JSON.parse(request.body_raw) as { input: Record<string, unknown>[] }).input);
+    expect(sent).toHaveLength(14);
+    for (const [index, pair] of pairs.entries()) {
+      expect(pair.wire).toMatchObject({ api: 'openai-responses', source: 'conversation' });
+      expect(pair.wire.body.input).toEqual(sent[index]?.map(({ id: _id, status: _status, ...item }) => item));
     }
 
     // apply_patch, a free-form tool, is called in the function form it is offered in: {input: "<patch>"}.

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/model/session.js';
 import { type Turn, turns } from '../../../src/model/turns.js';
+import { responsesWire } from '../../../src/replay/responses.js';
 import { codex } from '../../../src/sources/codex/index.js';
 import { ingest } from '../../../src/sources/ingest.js';
 import { SessionStore } from '../../../src/store/sessions.js';
@@ -168,6 +169,21 @@ describe('Codex 0.169.0: every request the model received, against the stored tu
         expect(contextItems(turn.context), request.step).toEqual(request.body.input.map(requestItem));
       }
     });
+
+  it('rebuilds each request’s input on the Responses wire, item for item but the ids and statuses Codex adds', () => {
+    const bare = (item: Record<string, unknown>): Record<string, unknown> => {
+      const { id: _id, status: _status, ...rest } = item;
+      return rest;
+    };
+    for (const { log, thread, kind, steps } of cases) {
+      const requests = logged(log).filter((r) => steps.includes(r.step));
+      const stored = turnsOf(thread, kind);
+      for (const [index, request] of requests.entries()) {
+        const wire = responsesWire((stored[index] as Turn).context, []);
+        expect(wire.body.input, `${log}/${request.step}`).toEqual(request.body.input.map(bare));
+      }
+    }
+  });
 
   it('tells the prompts a person typed by 0.169’s item_completed UserMessage events, not by their text', () => {
     const typed = (thread: string) => {
