@@ -3,7 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/model/canonical-json.js';
 import { root, run, tempDir } from '../helpers/cli.js';
+import { startModelServer } from '../helpers/model-server.js';
 
 const sessions = join(root, 'test/fixtures/real/codex-0.169.0/sessions');
 let dir: ReturnType<typeof tempDir>;
@@ -120,5 +122,86 @@ describe('show on Codex 0.169 rollouts', () => {
     ]);
     expect(replay.exitCode, replay.stderr).toBe(0);
     expect(JSON.parse(replay.stdout)).toMatchObject({ misses: 0, turnsFailed: 0 });
+  });
+
+  it('responses:MODEL sends each turn’s recorded Responses input as Codex did, streamed or not, and reads the answer', async () => {
+    const sent = readFileSync(join(root, 'test/fixtures/real/codex-0.169.0/requests-main.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { step: string; body_raw: string })
+      .filter((request) => /^[abc]\d$/.test(request.step))
+      .map((request) => (JSON.parse(request.body_raw) as { input: Record<string, unknown>[] }).input);
+    for (const stream of [false, true]) {
+      const server = await startModelServer();
+      try {
+        server.push(
+          {
+            text: 'Looking.',
+            reasoning: 'first the file',
+            toolCalls: [{ name: 'exec_command', arguments: { cmd: 'cat hello.py' } }],
+          },
+          ...Array.from({ length: 13 }, () => ({ text: 'Done.' })),
+        );
+        const out = join(dir.path, `responses-${stream}.jsonl`);
+        const replay = await run([
+          'replay',
+          '01a23320-421e',
+          '--db',
+          db,
+          '--model',
+          'responses:scripted',
+          '--base-url',
+          server.baseURL,
+          '--out',
+          out,
+          '--json',
+          ...(stream ? ['--stream'] : []),
+        ]);
+        expect(replay.exitCode, replay.stderr).toBe(0);
+        const asked = server.chatRequests();
+        expect(asked.map((request) => request.path)).toEqual(Array(14).fill('/v1/responses'));
+        // Turns are asked several at a time: the same 14 bodies (key order aside), in whatever order they came.
+        const bodies = (list: unknown[]) => list.map((input) => canonicalJson(input)).sort();
+        expect(bodies(asked.map((request) => request.body?.input))).toEqual(
+          bodies(sent.map((input) => input.map(({ id: _id, status: _status, ...item }) => item))),
+        );
+        for (const request of asked) expect(request.body?.stream ?? false).toBe(stream);
+        const first = JSON.parse(readFileSync(out, 'utf8').split('\n')[0] as string) as {
+          completion: { content: string; reasoning_content?: string; tool_calls: { function: unknown }[] };
+        };
+        expect(first.completion).toMatchObject({
+          content: 'Looking.',
+          reasoning_content: 'first the file',
+          tool_calls: [{ function: { name: 'exec_command', arguments: '{"cmd":"cat hello.py"}' } }],
+        });
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  it('responses:MODEL says what failed: a 401 stops the run at the first turn, saying so', async () => {
+    const server = await startModelServer();
+    try {
+      server.push({ error: { status: 401, message: 'bad key' } });
+      const replay = await run([
+        'replay',
+        '01a23320-421e',
+        '--db',
+        db,
+        '--model',
+        'responses:scripted',
+        '--base-url',
+        server.baseURL,
+        '--out',
+        join(dir.path, 'r401.jsonl'),
+        '--retries',
+        '0',
+      ]);
+      expect(replay.exitCode).not.toBe(0);
+      expect(replay.stderr).toContain('responses:scripted: authentication failed (401)');
+    } finally {
+      await server.close();
+    }
   });
 });

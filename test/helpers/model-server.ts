@@ -1,5 +1,6 @@
 // A scripted model server for tests, speaking the real wire protocols: OpenAI chat completions
-// (`/v1/chat/completions`) and the Anthropic Messages API (`/v1/messages`), streamed (SSE) or not. Agents and
+// (`/v1/chat/completions`), the OpenAI Responses API (`/v1/responses`) and the Anthropic Messages API
+// (`/v1/messages`), streamed (SSE) or not. Agents and
 // replay talk to it over HTTP; it answers from a script and records every request it got.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -148,7 +149,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       return;
     }
     const anthropic = /\/messages$/.test(path);
-    if (req.method !== 'POST' || !(anthropic || /\/chat\/completions$/.test(path)) || !body) {
+    const responses = /\/responses$/.test(path);
+    if (req.method !== 'POST' || !(anthropic || responses || /\/chat\/completions$/.test(path)) || !body) {
       sendJson(res, 404, { error: { message: `no route for ${req.method} ${path}`, type: 'not_found' } });
       return;
     }
@@ -187,6 +189,17 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     if (anthropic) {
       messagesReply(res, {
         id: `msg_${index + 1}`,
+        model,
+        reply,
+        calls,
+        usage,
+        stream: body.stream === true,
+      });
+      return;
+    }
+    if (responses) {
+      responsesReply(res, {
+        id: `resp_${index + 1}`,
         model,
         reply,
         calls,
@@ -438,5 +451,88 @@ function messagesReply(
     usage: { output_tokens: tokens.output_tokens },
   });
   send('message_stop', {});
+  res.end();
+}
+
+/**
+ * A Responses API answer: output items (reasoning with its summary, the message, each function call), whole
+ * or as the events the API streams (created, each item added and done with its text deltas, completed).
+ */
+function responsesReply(
+  res: ServerResponse,
+  args: {
+    id: string;
+    model: string;
+    reply: ScriptedReply;
+    calls: { id: string; name: string; arguments: string }[];
+    usage: Usage;
+    stream: boolean;
+  },
+): void {
+  const { id, model, reply, calls, usage } = args;
+  const output: Record<string, unknown>[] = [];
+  if (reply.reasoning !== undefined)
+    output.push({
+      type: 'reasoning',
+      id: `rs_${id}`,
+      summary: [{ type: 'summary_text', text: reply.reasoning }],
+    });
+  if (reply.text !== undefined)
+    output.push({
+      type: 'message',
+      id: `msg_${id}`,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: reply.text, annotations: [] }],
+    });
+  for (const call of calls)
+    output.push({
+      type: 'function_call',
+      id: `fc_${call.id}`,
+      call_id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      status: 'completed',
+    });
+  const response = (status: string, items: Record<string, unknown>[]) => ({
+    id,
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    status,
+    model,
+    output: items,
+    usage: {
+      input_tokens: usage.prompt_tokens,
+      output_tokens: usage.completion_tokens,
+      total_tokens: usage.total_tokens,
+    },
+  });
+  if (!args.stream) {
+    sendJson(res, 200, response('completed', output));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  let sequence = 0;
+  const event = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  event('response.created', { response: response('in_progress', []) });
+  output.forEach((item, index) => {
+    event('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress' } });
+    if (item.type === 'message')
+      event('response.output_text.delta', {
+        output_index: index,
+        item_id: item.id,
+        content_index: 0,
+        delta: reply.text,
+      });
+    if (item.type === 'function_call')
+      event('response.function_call_arguments.delta', {
+        output_index: index,
+        item_id: item.id,
+        delta: item.arguments,
+      });
+    event('response.output_item.done', { output_index: index, item });
+  });
+  event('response.completed', { response: response('completed', output) });
   res.end();
 }

@@ -59,11 +59,15 @@ export function registerReplay(program: Command): void {
       '--branches',
       'with --all or a log path: take abandoned rewind branches too (sessions of kind branch; off by default)',
     )
-    .option('--model <provider:model>', 'recorded, openai:MODEL, ollama:MODEL or anthropic:MODEL', 'recorded')
+    .option(
+      '--model <provider:model>',
+      'recorded, openai:MODEL, responses:MODEL (the OpenAI Responses API), ollama:MODEL or anthropic:MODEL',
+      'recorded',
+    )
     .option(
       '--base-url <url>',
       'the endpoint: with /v1 for OpenAI-compatible servers (http://127.0.0.1:8000/v1), without for Anthropic ' +
-        '(default: OPENAI_BASE_URL, else https://api.openai.com/v1; ollama: http://127.0.0.1:11434/v1; ' +
+        '(default, openai and responses: OPENAI_BASE_URL, else https://api.openai.com/v1; ollama: http://127.0.0.1:11434/v1; ' +
         'anthropic: ANTHROPIC_BASE_URL, else https://api.anthropic.com)',
     )
     .addOption(
@@ -183,7 +187,9 @@ gets the n-th recorded result; paths, defaults and whitespace are normalised) an
 not hold is a miss, stored with the nearest recorded calls. Each turn becomes one line of --out (schema
 replay-history.pair/v2) with the system prompt and tools the agent recorded (our catalogue where it recorded
 none). A Claude Code turn whose request Claude Code logged is asked with that request, harness text and all;
-with --model anthropic:MODEL it is sent as it was, only the model ours. The run
+with --model anthropic:MODEL it is sent as it was, only the model ours. A Codex turn is sent to
+--model responses:MODEL as the Responses input Codex sent (developer parts, reasoning, namespaces, custom
+calls). The run
 and its figures go into the store (see: replay-history runs). A failed turn is recorded with its error and
 the run goes on; a wrong key or unknown model stops it at once. Killed? Rerun with --resume RUN_ID.
 
@@ -221,6 +227,7 @@ Examples:
   $ replay-history replay --all --model openai:gpt-4o-mini --concurrency 8 --json
   $ replay-history replay ~/.claude/projects --branches --out with-branches.jsonl
   $ replay-history replay 6f1c2a34 --mode free --on-miss stop --model anthropic:claude-sonnet-4-6
+  $ replay-history replay 01a23320 --model responses:gpt-5.5 --out codex.jsonl
   $ replay-history replay --resume run_20261130T101500_3f9a2c
   $ replay-history replay 6f1c2a34 --model openai:qwen --base-url http://127.0.0.1:8000/v1 --stream --max-tokens 2048
   $ replay-history replay --all --model ollama:qwen2.5-coder:7b --elide-repeats --max-result-bytes 8192 --quiet

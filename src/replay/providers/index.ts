@@ -3,7 +3,7 @@ import { recorded } from './recorded.js';
 import type { Provider } from './types.js';
 
 export interface ProviderSettings {
-  /** `recorded`, `openai:MODEL`, `ollama:MODEL` or `anthropic:MODEL`. */
+  /** `recorded`, `openai:MODEL`, `responses:MODEL`, `ollama:MODEL` or `anthropic:MODEL`. */
   spec: string;
   baseURL?: string;
   timeoutMs: number;
@@ -57,6 +57,10 @@ export async function providerFor(settings: ProviderSettings): Promise<Provider>
       return (await import('./openai.js')).openaiProvider(
         common(settings.baseURL ?? 'http://127.0.0.1:11434/v1', env.OPENAI_API_KEY),
       );
+    case 'responses':
+      return (await import('./responses.js')).responsesProvider(
+        common(settings.baseURL ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', env.OPENAI_API_KEY),
+      );
     case 'anthropic':
       return (await import('./anthropic.js')).anthropicProvider(
         common(
@@ -66,7 +70,7 @@ export async function providerFor(settings: ProviderSettings): Promise<Provider>
       );
     default:
       throw new ProviderSpecError(
-        `--model ${settings.spec}: unknown provider '${kind}' (use recorded, openai, ollama or anthropic)`,
+        `--model ${settings.spec}: unknown provider '${kind}' (use recorded, openai, responses, ollama or anthropic)`,
       );
   }
 }
