@@ -18,6 +18,22 @@ beforeAll(async () => {
 });
 afterAll(() => dir.remove());
 
+/** `replay` of the main thread with the scripted server as `responses:scripted`. */
+const replayResponses = (baseURL: string, out: string, ...extra: string[]) =>
+  run([
+    'replay',
+    '01a23320-421e',
+    '--db',
+    db,
+    '--model',
+    'responses:scripted',
+    '--base-url',
+    baseURL,
+    '--out',
+    out,
+    ...extra,
+  ]);
+
 describe('show on Codex 0.169 rollouts', () => {
   it('says the model kept five earlier messages with the compaction summary, not that it saw nothing', async () => {
     const shown = await run(['show', '01a23320-421e', '--db', db]);
@@ -134,29 +150,16 @@ describe('show on Codex 0.169 rollouts', () => {
     for (const stream of [false, true]) {
       const server = await startModelServer();
       try {
+        // Every answer the same, so the order turns are asked in does not matter.
         server.push(
-          {
+          ...Array.from({ length: 14 }, () => ({
             text: 'Looking.',
             reasoning: 'first the file',
             toolCalls: [{ name: 'exec_command', arguments: { cmd: 'cat hello.py' } }],
-          },
-          ...Array.from({ length: 13 }, () => ({ text: 'Done.' })),
+          })),
         );
         const out = join(dir.path, `responses-${stream}.jsonl`);
-        const replay = await run([
-          'replay',
-          '01a23320-421e',
-          '--db',
-          db,
-          '--model',
-          'responses:scripted',
-          '--base-url',
-          server.baseURL,
-          '--out',
-          out,
-          '--json',
-          ...(stream ? ['--stream'] : []),
-        ]);
+        const replay = await replayResponses(server.baseURL, out, '--json', ...(stream ? ['--stream'] : []));
         expect(replay.exitCode, replay.stderr).toBe(0);
         const asked = server.chatRequests();
         expect(asked.map((request) => request.path)).toEqual(Array(14).fill('/v1/responses'));
@@ -184,20 +187,7 @@ describe('show on Codex 0.169 rollouts', () => {
     const server = await startModelServer();
     try {
       server.push({ error: { status: 401, message: 'bad key' } });
-      const replay = await run([
-        'replay',
-        '01a23320-421e',
-        '--db',
-        db,
-        '--model',
-        'responses:scripted',
-        '--base-url',
-        server.baseURL,
-        '--out',
-        join(dir.path, 'r401.jsonl'),
-        '--retries',
-        '0',
-      ]);
+      const replay = await replayResponses(server.baseURL, join(dir.path, 'r401.jsonl'), '--retries', '0');
       expect(replay.exitCode).not.toBe(0);
       expect(replay.stderr).toContain('responses:scripted: authentication failed (401)');
     } finally {
