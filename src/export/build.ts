@@ -3,7 +3,7 @@
 import { type Message, outputText, type Part, type Session, type ToolCall } from '../model/session.js';
 import { type Turn, turns } from '../model/turns.js';
 import { toolsFor } from '../replay/catalogue/index.js';
-import type { ChatContent, ChatMessage } from '../replay/chat.js';
+import { type ChatMessage, chatText } from '../replay/chat.js';
 import { type ElideOptions, elideRepeats, type ResultFate } from '../replay/elide.js';
 import type { Pair } from '../replay/pairs.js';
 import type {
@@ -226,12 +226,6 @@ export function* fromSession(session: Session, own: number, options: BuildOption
 
 // ---------------------------------------------------------------------------------------------------------------
 // Replay runs: pairs.jsonl lines, in chat form.
-
-function chatText(content: ChatContent | null | undefined): string {
-  if (content == null) return '';
-  if (typeof content === 'string') return content;
-  return content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-}
 
 /** Arguments are an object; anything else (not JSON, or JSON that is not an object) is kept raw. */
 function parseCall(call: { id: string; function: { name: string; arguments: string } }): SampleCall {

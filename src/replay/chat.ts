@@ -13,6 +13,13 @@ export type ChatContent =
   | string
   | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } })[];
 
+/** The text of a chat message's content: a string, or its text parts joined (images left out). */
+export function chatText(content: ChatContent | null | undefined): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
 export type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: ChatContent }

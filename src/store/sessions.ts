@@ -396,35 +396,26 @@ export class SessionStore {
     owners: { sessionId: string; nativeId: string }[];
   } {
     // Each link: a session, and how much of it the next one continues (up to a message, or a line of its log).
-    const chain: { id: string; upTo?: string; upToLine?: number }[] = [];
+    const chain: { id: string; upTo?: Session['continues'] }[] = [];
     const seen = new Set<string>();
-    let upTo: { nativeId?: string; line?: number } = {};
-    for (let current: string | undefined = id; current && !seen.has(current); ) {
+    for (let current: string | undefined = id, upTo: Session['continues']; current && !seen.has(current); ) {
       seen.add(current);
-      chain.unshift({
-        id: current,
-        ...(upTo.nativeId !== undefined ? { upTo: upTo.nativeId } : {}),
-        ...(upTo.line !== undefined ? { upToLine: upTo.line } : {}),
-      });
+      chain.unshift(upTo === undefined ? { id: current } : { id: current, upTo });
       const row = this.row(current);
-      upTo = {
-        ...(row?.continues_native_id ? { nativeId: row.continues_native_id } : {}),
-        ...(row?.continues_line !== null && row?.continues_line !== undefined
-          ? { line: row.continues_line }
-          : {}),
-      };
-      current = row?.continues_session_id ?? undefined;
+      upTo = row ? continuesOf(row) : undefined;
+      current = upTo?.sessionId;
     }
     const messages: Message[] = [];
     const owners: { sessionId: string; nativeId: string }[] = [];
     let own = 0;
     for (const link of chain) {
       if (link.id === id) own = messages.length;
+      const { nativeId: upToId, line: upToLine } = link.upTo ?? {};
       for (const message of this.messages(link.id)) {
-        if (link.upToLine !== undefined && lineOf(message) > link.upToLine) break;
+        if (upToLine !== undefined && lineOf(message) > upToLine) break;
         messages.push(message);
         owners.push({ sessionId: link.id, nativeId: message.nativeId ?? '' });
-        if (link.upTo !== undefined && message.nativeId === link.upTo) break;
+        if (upToId !== undefined && message.nativeId === upToId) break;
       }
     }
     return { messages, own, owners };
@@ -622,6 +613,16 @@ function toRow(m: Message) {
   return { values, attachment, hash: fieldsHash(attachment === null ? values : [...values, attachment]) };
 }
 
+/** The history a stored session continues, as its row says: another session, up to a message or a line. */
+function continuesOf(row: SessionRow): Session['continues'] {
+  if (!row.continues_session_id) return undefined;
+  return {
+    sessionId: row.continues_session_id,
+    ...(row.continues_native_id ? { nativeId: row.continues_native_id } : {}),
+    ...(row.continues_line !== null && row.continues_line !== undefined ? { line: row.continues_line } : {}),
+  };
+}
+
 /** The log line a message was read from (its first); 0 when its source names none (a database row). */
 function lineOf(message: Message): number {
   const source = message.source as { line?: unknown };
@@ -660,15 +661,9 @@ function toSession(row: SessionRow, messages: Message[]): Session {
   };
   if (row.parent_id) session.parentId = row.parent_id;
   if (row.parent_tool_call_id) session.parentToolCallId = row.parent_tool_call_id;
-  if (row.continues_session_id && (row.continues_native_id || row.continues_line !== null)) {
-    session.continues = {
-      sessionId: row.continues_session_id,
-      ...(row.continues_native_id ? { nativeId: row.continues_native_id } : {}),
-      ...(row.continues_line !== null && row.continues_line !== undefined
-        ? { line: row.continues_line }
-        : {}),
-    };
-  }
+  const continues = continuesOf(row);
+  if (continues && (continues.nativeId !== undefined || continues.line !== undefined))
+    session.continues = continues;
   if (row.cwd) session.cwd = row.cwd;
   if (row.title) session.title = row.title;
   if (row.started_at) session.startedAt = row.started_at;

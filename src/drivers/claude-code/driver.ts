@@ -272,11 +272,11 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   const recordedCwd = session.cwd ?? workspace;
   const firstShape = [...main.byResponse.values()].find((request) => request.tools.length > 0);
   const tools = offeredTools(firstShape?.tools, session.messages, session.agent);
+  const children = run.sessions.subagents(session.id);
+  // A sub-agent's own messages: the history it shares with its parent, if any, was scanned with the parent's.
   const mcp = standIns(firstShape?.tools, [
     ...session.messages,
-    ...run.sessions
-      .subagents(session.id)
-      .flatMap((child) => run.sessions.load(child.id)?.session.messages ?? []),
+    ...children.flatMap((child) => run.sessions.messages(child.id)),
   ]);
   if (mcp.guessed.length > 0)
     run.onNote?.(
@@ -286,9 +286,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
   // Sub-agents run in place: each recorded one by the recorded call that started it, its conversation known
   // by the prompt the live Agent call gives it (the first thing Claude Code sends the sub-agent's model).
   const spawned = new Map(
-    run.sessions
-      .subagents(session.id)
-      .flatMap((child) => (child.toolCallId ? [[child.toolCallId, child.id] as const] : [])),
+    children.flatMap((child) => (child.toolCallId ? [[child.toolCallId, child.id] as const] : [])),
   );
   const conversations = new Map<string, Conversation>([['main', main]]);
   const byOpening = new Map<string, string>();

@@ -144,11 +144,7 @@ export function prepareClaudeEnvironment(options: ClaudeEnvironmentOptions): Cla
         writeFileSync(file, JSON.stringify({ name, tools }), { mode: 0o600 });
         files.set(name, file);
       }
-      writeFileSync(
-        join(mcp, 'config.json'),
-        mcpConfig(servers, join(mcp, 'stand-in.mjs'), (name) => files.get(name) as string),
-        { mode: 0o600 },
-      );
+      writeFileSync(join(mcp, 'config.json'), mcpConfig(files, join(mcp, 'stand-in.mjs')), { mode: 0o600 });
     }
     const env: Record<string, string> = {
       HOME: home,

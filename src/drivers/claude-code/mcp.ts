@@ -111,18 +111,9 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 }
 
 /** The `--mcp-config` JSON: each server a stand-in run by this node, reading its own tools file. */
-export function mcpConfig(
-  servers: ReadonlyMap<string, unknown>,
-  script: string,
-  toolsFile: (server: string) => string,
-): string {
+export function mcpConfig(toolFiles: ReadonlyMap<string, string>, script: string): string {
   const mcpServers: Record<string, unknown> = {};
-  for (const server of servers.keys())
-    mcpServers[server] = {
-      type: 'stdio',
-      command: process.execPath,
-      args: [script, toolsFile(server)],
-      env: {},
-    };
+  for (const [server, file] of toolFiles)
+    mcpServers[server] = { type: 'stdio', command: process.execPath, args: [script, file], env: {} };
   return `${JSON.stringify({ mcpServers }, null, 2)}\n`;
 }

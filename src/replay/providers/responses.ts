@@ -4,7 +4,7 @@
 // other turn is sent as its chat messages turned into input items. The answer's output items come back in chat
 // form: text, reasoning summary, function and custom tool calls (the latter as `{input}`, the function form).
 import OpenAI from 'openai';
-import type { ChatMessage, ChatTool, ChatToolCall } from '../chat.js';
+import { type ChatMessage, type ChatTool, type ChatToolCall, chatText } from '../chat.js';
 import { providerError } from './errors.js';
 import type { HttpOptions } from './openai.js';
 import { clientOptions } from './openai.js';
@@ -59,12 +59,6 @@ function functionTool(tool: ChatTool): unknown {
   };
 }
 
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('');
-}
-
 /** A chat message as Responses input items. */
 function inputItems(message: ChatMessage): Item[] {
   switch (message.role) {
@@ -73,20 +67,20 @@ function inputItems(message: ChatMessage): Item[] {
         {
           type: 'message',
           role: 'developer',
-          content: [{ type: 'input_text', text: textOf(message.content) }],
+          content: [{ type: 'input_text', text: chatText(message.content) }],
         },
       ];
     case 'user':
       return [
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: textOf(message.content) }] },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: chatText(message.content) }] },
       ];
     case 'tool':
       return [
-        { type: 'function_call_output', call_id: message.tool_call_id, output: textOf(message.content) },
+        { type: 'function_call_output', call_id: message.tool_call_id, output: chatText(message.content) },
       ];
     case 'assistant': {
       const items: Item[] = [];
-      const text = textOf(message.content);
+      const text = chatText(message.content);
       if (text !== '')
         items.push({
           type: 'message',

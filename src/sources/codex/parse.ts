@@ -263,7 +263,7 @@ export class CodexRollout {
     this.turn = undefined;
     const converted = convert(item, `line-${line}`);
     if (converted.kind !== 'model') {
-      this.unknownItems.set(String(item.type), (this.unknownItems.get(String(item.type)) ?? 0) + 1);
+      this.unknownItem(String(item.type));
       return;
     }
     const answer: Message = { role: 'assistant', parts: converted.parts, source: { file: this.file, line } };
@@ -272,6 +272,11 @@ export class CodexRollout {
     this.compactionAnswers.push(answer);
     // The token count that follows is this request's.
     this.lastTurn = answer;
+  }
+
+  /** A response item of a type this adapter does not read: counted for the file's note. */
+  private unknownItem(type: string): void {
+    this.unknownItems.set(type, (this.unknownItems.get(type) ?? 0) + 1);
   }
 
   private warn(line: number, message: string, skip = true): void {
@@ -360,7 +365,7 @@ export class CodexRollout {
       case 'summary':
       case 'unknown':
         // A compaction item outside a `compacted` line is not something this adapter knows how to place.
-        this.unknownItems.set(type, (this.unknownItems.get(type) ?? 0) + 1);
+        this.unknownItem(type);
         return;
       case 'hidden':
         return;
@@ -510,7 +515,7 @@ export class CodexRollout {
           units.push({ message: { role: 'tool', parts: [converted.result], source }, pieces: [] });
           break;
         case 'unknown':
-          this.unknownItems.set(converted.type, (this.unknownItems.get(converted.type) ?? 0) + 1);
+          this.unknownItem(converted.type);
           break;
         case 'hidden':
           break;
@@ -647,8 +652,8 @@ export class CodexRollout {
     };
     if (answer.timestamp) prompt.timestamp = answer.timestamp;
     const messages = [prompt, answer];
-    assignIds(messages, `${sourceId}/compaction-${line}`);
     const own = `${sourceId}/compaction-${line}`;
+    assignIds(messages, own);
     const session: ParsedSession = {
       id: sessionId(agent, own),
       agent,

@@ -118,7 +118,7 @@ describe('the stand-in server', () => {
 
   it('is named in the MCP config by server, run by this node with its own tools file', () => {
     const config = JSON.parse(
-      mcpConfig(new Map([['github', []]]), '/private/stand-in.mjs', (server) => `/private/${server}.json`),
+      mcpConfig(new Map([['github', '/private/github.json']]), '/private/stand-in.mjs'),
     );
     expect(config).toEqual({
       mcpServers: {
