@@ -6,12 +6,14 @@
 // statuses Codex also sends are not stored, so not rebuilt. Pure: no I/O.
 
 import type { Message, Part, ToolCall, ToolResult } from '../model/session.js';
+import { messagesOfItems } from '../sources/codex/parse.js';
 import type { ToolSpec } from './catalogue/types.js';
+import { type ChatMessage, type ChatTool, chatMessages } from './chat.js';
 
 export interface ResponsesWire {
   api: 'openai-responses';
-  /** `conversation`: rebuilt from the stored messages. */
-  source: 'conversation';
+  /** `conversation`: rebuilt from the stored messages; `agent`: what a real Codex sent (the driver's proxy). */
+  source: 'conversation' | 'agent';
   body: { input: Record<string, unknown>[]; tools: unknown[] };
 }
 
@@ -106,14 +108,7 @@ function callItem(call: ToolCall): Record<string, unknown> | undefined {
 
 /** A result as the output item of its call's kind. */
 function outputItem(result: ToolResult, call: ToolCall | undefined): Record<string, unknown> {
-  const output =
-    typeof result.output === 'string'
-      ? result.output
-      : result.output.map((block) =>
-          block.type === 'text'
-            ? { type: 'input_text', text: block.text }
-            : { type: 'input_image', image_url: `data:${block.mediaType};base64,${block.data}` },
-        );
+  const output = outputValue(result.output);
   if (call?.freeform) return { type: 'custom_tool_call_output', call_id: result.callId, output };
   if (call?.name === 'tool_search') {
     let found: unknown = output;
@@ -125,6 +120,68 @@ function outputItem(result: ToolResult, call: ToolCall | undefined): Record<stri
     return { type: 'tool_search_output', call_id: result.callId, execution: 'client', tools: found };
   }
   return { type: 'function_call_output', call_id: result.callId, output };
+}
+
+/** A result's output as an output item carries it: its text, or its blocks as input parts. */
+export function outputValue(output: ToolResult['output']): string | Record<string, unknown>[] {
+  return typeof output === 'string'
+    ? output
+    : output.map((block) =>
+        block.type === 'text'
+          ? { type: 'input_text', text: block.text }
+          : { type: 'input_image', image_url: `data:${block.mediaType};base64,${block.data}` },
+      );
+}
+
+/** A recorded model turn as the output items of a response (for a recorded model): ids numbered by `prefix`. */
+export function outputItems(message: Message, prefix: string): Record<string, unknown>[] {
+  return message.parts.flatMap((part, index) => {
+    const item = modelItem(part);
+    if (!item) return [];
+    const id = `${({ reasoning: 'rs', message: 'msg', custom_tool_call: 'ctc' } as Record<string, string>)[String(item.type)] ?? 'fc'}_${prefix}_${index}`;
+    return [{ id, ...item, ...(item.type === 'message' ? { status: 'completed' } : {}) }];
+  });
+}
+
+/**
+ * A request on the Responses wire in the chat form pairs take: its input items as messages (read as the Codex
+ * reader reads a rollout's items), its tools as functions — a free-form tool as the function `{input}` it is
+ * offered as in pairs, a hosted or client-run one by its name with the parameters it declares —, and the calls
+ * whose result was an error.
+ */
+export function chatFromResponses(body: {
+  input: readonly Record<string, unknown>[];
+  tools: readonly unknown[];
+}): {
+  messages: ChatMessage[];
+  tools: ChatTool[];
+  errors: string[];
+} {
+  const { messages } = messagesOfItems(body.input, 'request');
+  const errors = messages.flatMap((message) =>
+    message.parts.flatMap((part) => (part.type === 'tool_result' && part.isError ? [part.callId] : [])),
+  );
+  return { messages: chatMessages(messages), tools: body.tools.map(chatTool), errors };
+}
+
+function chatTool(raw: unknown): ChatTool {
+  const tool = (raw ?? {}) as Record<string, unknown>;
+  const name = String(tool.name ?? tool.type ?? 'tool');
+  const description = typeof tool.description === 'string' ? tool.description : '';
+  if (tool.type === 'custom')
+    return {
+      type: 'function',
+      function: {
+        name,
+        description,
+        parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] },
+      },
+    };
+  const parameters =
+    tool.parameters && typeof tool.parameters === 'object'
+      ? (tool.parameters as Record<string, unknown>)
+      : { type: 'object', properties: {} };
+  return { type: 'function', function: { name, description, parameters } };
 }
 
 /**

@@ -13,6 +13,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin, root, run, tempDir } from '../helpers/cli.js';
 import { startModelServer } from '../helpers/model-server.js';
+import { alive, descendants } from '../helpers/processes.js';
 import { claudeFixture as fixture, loggedRequests } from '../helpers/requests-log.js';
 import { writeTranscript } from '../helpers/transcript.js';
 
@@ -454,40 +455,6 @@ describe('replay --agent claude-code --model anthropic:…', () => {
 
 /** Whether bubblewrap can run here (--sandbox): `.ci/run` installs it where it can. */
 const bwrapWorks = spawnSync('bwrap', ['--bind', '/', '/', '--die-with-parent', 'true']).status === 0;
-
-/** The pids of the processes below `root` whose name has `name` in it, from /proc. */
-function descendants(root: number, name: string): number[] {
-  const parents = new Map<number, { ppid: number; comm: string }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parents.set(Number(entry), {
-        ppid: Number(fields[1]),
-        comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
-      });
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  const found: number[] = [];
-  for (const [pid, { comm }] of parents) {
-    let at = parents.get(pid)?.ppid;
-    while (at !== undefined && at !== root && at > 1) at = parents.get(at)?.ppid;
-    if (at === root && comm.includes(name)) found.push(pid);
-  }
-  return found;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('replay --agent claude-code killed with SIGKILL mid-run', () => {
   it('stops Claude Code too, with nothing run and the workspace unchanged', async () => {

@@ -11,6 +11,8 @@ export interface ScriptedToolCall {
   arguments: unknown;
   /** Default: `call_<n>` numbered across the server's life. */
   id?: string;
+  /** On the Responses wire: a free-form `custom_tool_call` whose input is `arguments` (a string). */
+  custom?: boolean;
 }
 
 export interface ScriptedUsage {
@@ -181,6 +183,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       id: call.id ?? `call_${++callCount}`,
       name: call.name,
       arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+      ...(call.custom ? { custom: true } : {}),
     }));
     const finish = reply.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop');
     const usage = usageOf(reply, body);
@@ -464,7 +467,7 @@ function responsesReply(
     id: string;
     model: string;
     reply: ScriptedReply;
-    calls: { id: string; name: string; arguments: string }[];
+    calls: { id: string; name: string; arguments: string; custom?: boolean }[];
     usage: Usage;
     stream: boolean;
   },
@@ -486,14 +489,25 @@ function responsesReply(
       content: [{ type: 'output_text', text: reply.text, annotations: [] }],
     });
   for (const call of calls)
-    output.push({
-      type: 'function_call',
-      id: `fc_${call.id}`,
-      call_id: call.id,
-      name: call.name,
-      arguments: call.arguments,
-      status: 'completed',
-    });
+    output.push(
+      call.custom
+        ? {
+            type: 'custom_tool_call',
+            id: `ctc_${call.id}`,
+            call_id: call.id,
+            name: call.name,
+            input: call.arguments,
+            status: 'completed',
+          }
+        : {
+            type: 'function_call',
+            id: `fc_${call.id}`,
+            call_id: call.id,
+            name: call.name,
+            arguments: call.arguments,
+            status: 'completed',
+          },
+    );
   const response = (status: string, items: Record<string, unknown>[]) => ({
     id,
     object: 'response',
@@ -524,6 +538,12 @@ function responsesReply(
         item_id: item.id,
         content_index: 0,
         delta: reply.text,
+      });
+    if (item.type === 'custom_tool_call')
+      event('response.custom_tool_call_input.delta', {
+        output_index: index,
+        item_id: item.id,
+        delta: item.input,
       });
     if (item.type === 'function_call')
       event('response.function_call_arguments.delta', {

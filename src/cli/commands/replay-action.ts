@@ -93,6 +93,7 @@ export async function replay(
       [options.sandbox, '--sandbox'],
       [options.contextLimit, '--context-limit'],
       [options.claudeBin, '--claude-bin'],
+      [options.codexBin, '--codex-bin'],
     ];
     for (const [value, name] of given) {
       if (!value || entry.options.includes(name)) continue;

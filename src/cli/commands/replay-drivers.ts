@@ -8,6 +8,10 @@ import { resolve } from 'node:path';
 import { ClaudeNotFound, findClaude } from '../../drivers/claude-code/binary.js';
 import { type ClaudeModel, replayClaudeCode } from '../../drivers/claude-code/driver.js';
 import { claudeCodeVersion } from '../../drivers/claude-code/environment.js';
+import { CodexNotFound, findCodex } from '../../drivers/codex/binary.js';
+import { type CodexModel, replayCodex } from '../../drivers/codex/driver.js';
+import { codexVersion } from '../../drivers/codex/environment.js';
+import { HookNotLive, proveHookLive } from '../../drivers/codex/probe.js';
 import { findOpencode, OpencodeNotFound } from '../../drivers/opencode/binary.js';
 import { replayOpencode, type Upstream } from '../../drivers/opencode/driver.js';
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
@@ -48,6 +52,7 @@ export interface StoredOptions {
   contextLimit?: number;
   opencodeBin?: string;
   claudeBin?: string;
+  codexBin?: string;
   /** Absolute. */
   workspace?: string;
   sandbox?: boolean;
@@ -75,6 +80,7 @@ export interface DriverRun {
 export type DriverOption =
   | '--opencode-bin'
   | '--claude-bin'
+  | '--codex-bin'
   | '--workspace'
   | '--sandbox'
   | '--context-limit';
@@ -116,6 +122,17 @@ export const drivers: Record<Driver, DriverEntry> = {
       ...agentOptions(options),
     }),
     prepare: prepareClaude,
+  },
+  codex: {
+    agent: 'Codex',
+    options: ['--codex-bin', '--workspace', '--sandbox', '--context-limit'],
+    store: (options) => ({
+      driver: 'codex',
+      ...(options.codexBin ? { codexBin: resolve(options.codexBin) } : {}),
+      ...agentOptions(options),
+      ...(options.contextLimit ? { contextLimit: options.contextLimit } : {}),
+    }),
+    prepare: prepareCodex,
   },
 };
 
@@ -234,6 +251,71 @@ function claudeUpstream(stored: StoredOptions): ClaudeModel {
   throw new UserError(
     `--agent claude-code speaks the Anthropic Messages wire: --model ${stored.model} is not one`,
     'use recorded, or anthropic:MODEL (with --base-url for any server speaking /v1/messages: vLLM, llama.cpp, ollama)',
+  );
+}
+
+/**
+ * The codex binary (its version said), where its model calls go, and the proof that its deny hook is live: a
+ * probe run that must come back blocked, or the replay refuses before anything of the user's is run.
+ */
+async function prepareCodex(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
+  if (stored.sandbox) requireSandbox();
+  let found: ReturnType<typeof findCodex>;
+  try {
+    found = findCodex(stored.codexBin);
+  } catch (error) {
+    if (error instanceof CodexNotFound)
+      throw new UserError(error.message, `pass --codex-bin PATH, or npm i -g @openai/codex@${codexVersion}`);
+    throw error;
+  }
+  say(`${err.dim('codex:')} ${found.version ?? '(unknown version)'} at ${found.path}`);
+  if (found.version !== codexVersion)
+    warn(
+      `codex ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${codexVersion}`,
+    );
+  const upstream = codexUpstream(stored);
+  let models: string[];
+  try {
+    const probed = await proveHookLive({
+      binary: found.path,
+      ...(found.version ? { version: found.version } : {}),
+    });
+    models = probed.models;
+    if (!probed.cached) say(`${err.dim('codex:')} its deny hook stops a probe call before it runs`);
+  } catch (error) {
+    if (error instanceof HookNotLive)
+      throw new UserError(
+        `refusing to replay through ${found.path}: its PreToolUse deny hook is not live (${error.message}), so recorded tools could run`,
+        `replay-history is tested with codex ${codexVersion}; pass --codex-bin for that version`,
+      );
+    throw error;
+  }
+  return (run) =>
+    replayCodex({
+      ...agentRun(run),
+      upstream,
+      binary: found.path,
+      models,
+      ...(stored.contextLimit ? { compactAt: stored.contextLimit } : {}),
+    });
+}
+
+/** `--model` for the Codex driver: the recorded turns, or a Responses-API endpoint. */
+function codexUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): CodexModel {
+  const { kind, model } = specOf(stored.model);
+  if (kind === 'recorded') return { kind: 'recorded' };
+  if (kind === 'responses') {
+    const apiKey = env.OPENAI_API_KEY;
+    return {
+      kind: 'http',
+      baseURL: stored.baseUrl ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+      model,
+      ...(apiKey ? { apiKey } : {}),
+    };
+  }
+  throw new UserError(
+    `--agent codex speaks the OpenAI Responses wire: --model ${stored.model} is not one`,
+    'use recorded, or responses:MODEL (with --base-url for any server speaking /v1/responses: OpenAI, vLLM)',
   );
 }
 

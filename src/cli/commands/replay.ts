@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { claudeCodeVersion } from '../../drivers/claude-code/environment.js';
+import { codexVersion } from '../../drivers/codex/environment.js';
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
 import { openDb } from '../../store/db.js';
 import type { Driver } from '../../store/runs.js';
@@ -36,6 +37,7 @@ export interface ReplayOptions {
   contextLimit?: number;
   opencodeBin?: string;
   claudeBin?: string;
+  codexBin?: string;
   workspace?: string;
   sandbox?: boolean;
   quiet?: boolean;
@@ -148,9 +150,9 @@ export function registerReplay(program: Command): void {
     .addOption(
       new Option(
         '--agent <driver>',
-        'who runs the agent loop: builtin (ours), opencode or claude-code (the real binary, every tool answered from the recording)',
+        'who runs the agent loop: builtin (ours), opencode, claude-code or codex (the real binary, every tool answered from the recording)',
       )
-        .choices(['builtin', 'opencode', 'claude-code'])
+        .choices(['builtin', 'opencode', 'claude-code', 'codex'])
         .default('builtin'),
     )
     .option(
@@ -162,17 +164,21 @@ export function registerReplay(program: Command): void {
       `--agent claude-code: this claude binary (default: claude on PATH; tested with ${claudeCodeVersion})`,
     )
     .option(
+      '--codex-bin <path>',
+      `--agent codex: this codex binary (default: codex on PATH, else the project's @openai/codex; tested with ${codexVersion})`,
+    )
+    .option(
       '--context-limit <tokens>',
-      '--agent opencode: the model’s context window, so opencode compacts long sessions as it would for you',
+      '--agent opencode/codex: the model’s context window (codex: its auto-compaction limit), so the agent compacts long sessions as it would for you',
       positive('--context-limit'),
     )
     .option(
       '--workspace <dir>',
-      '--agent opencode/claude-code: run the agent in this directory instead of each session’s recorded cwd',
+      '--agent opencode/claude-code/codex: run the agent in this directory instead of each session’s recorded cwd',
     )
     .option(
       '--sandbox',
-      '--agent opencode/claude-code: run the agent under bubblewrap with the workspace and --watch directories read-only',
+      '--agent opencode/claude-code/codex: run the agent under bubblewrap with the workspace and --watch directories read-only',
     )
     .option('-q, --quiet', 'no progress on stderr (a bar on a terminal, else a line per finished session)')
     .addOption(demoOption())
@@ -220,6 +226,14 @@ Anthropic Messages wire gives the model the recorded result in its place, by too
 anthropic:MODEL (ANTHROPIC_BASE_URL / --base-url: any server speaking /v1/messages). Sub-agents run in place;
 other agents' sessions have their tools mapped to Claude Code's. Always free mode.
 
+--agent codex runs the real codex binary headless (codex exec, then exec resume for each later prompt) in a
+private HOME, CODEX_HOME and TMPDIR with a config of ours alone, under its own --sandbox read-only. A PreToolUse
+hook denies every tool call before it runs; Codex only runs hooks with --dangerously-bypass-hook-trust, so a
+probe run proves the hook stops a call before any session is replayed, and the replay refuses if it does not.
+A loopback proxy on the Responses wire gives the model the recorded output in its place, by call_id. --model
+recorded, or responses:MODEL (OPENAI_BASE_URL / --base-url: any server speaking /v1/responses). Sub-agents are
+not run: spawn_agent and wait_agent get their recorded results. Always free mode.
+
 Examples:
   $ replay-history replay --demo
   $ replay-history replay sample-sessions --force
@@ -239,7 +253,9 @@ Examples:
   $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox
   $ replay-history replay c0faf5aa --agent opencode --opencode-bin ~/.opencode/bin/opencode --context-limit 32768
   $ replay-history replay 5a5a5a5a --agent claude-code --workspace /tmp/demo-app --sandbox
-  $ replay-history replay 5a5a5a5a --agent claude-code --claude-bin ~/.local/bin/claude --model anthropic:claude-sonnet-4-6`,
+  $ replay-history replay 5a5a5a5a --agent claude-code --claude-bin ~/.local/bin/claude --model anthropic:claude-sonnet-4-6
+  $ replay-history replay 01a23320 --agent codex --workspace /tmp/demo-app
+  $ replay-history replay 01a23320 --agent codex --model responses:gpt-5.5 --base-url http://127.0.0.1:8000/v1`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {
       if (options.resume) refuseWithResume(command);

@@ -11,8 +11,11 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { watchdogScript } from '../common/watchdog.js';
 import { makePrivateTree } from '../opencode/environment.js';
 import { mcpConfig, type StandInTool, standInScript } from './mcp.js';
+
+export { orphanExitCode, watchdogScript } from '../common/watchdog.js';
 
 /** The version the driver is tested with (the pinned devDependency). */
 export const claudeCodeVersion = '2.1.328';
@@ -48,36 +51,6 @@ case "$head" in
 esac
 printf '%s\\n' '${denyAnswer}' || exit 2
 exit 0
-`;
-}
-
-/** What the watchdog exits with when it stopped Claude Code because replay-history was gone. */
-export const orphanExitCode = 70;
-
-/**
- * The watchdog Claude Code runs under: `watch.sh REPLAY_PID claude ARGS…` starts it, and stops it (TERM, then
- * KILL) as soon as the replay process is gone — a replay-history killed by SIGKILL runs no cleanup, and
- * Claude Code left alone would go on retrying its dead model endpoint. Its tools stay denied either way (the
- * hook needs nothing of ours); this only ends the process. A TERM or INT sent to the watchdog (a timeout) is
- * passed on.
- */
-export function watchdogScript(): string {
-  return `#!/bin/sh
-# replay-history: run the agent, and stop it when the replay process (pid $1) is gone.
-replay="$1"; shift
-"$@" &
-child=$!
-trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP
-(
-  while kill -0 "$replay" 2>/dev/null; do sleep 1; done
-  kill -TERM "$child" 2>/dev/null; sleep 2; kill -KILL "$child" 2>/dev/null
-) &
-watcher=$!
-wait "$child"
-status=$?
-if ! kill -0 "$replay" 2>/dev/null; then status=${orphanExitCode}; fi
-kill "$watcher" 2>/dev/null
-exit $status
 `;
 }
 

@@ -35,7 +35,7 @@ export function responsesProvider(options: HttpOptions): Provider {
           }
           if (!response) throw new Error('the stream ended without response.completed');
         } else response = await client.responses.create(body, signal ? { signal } : {});
-        return completion(response);
+        return responseCompletion(response);
       } catch (error) {
         throw providerError(error, options.name, options.baseURL);
       }
@@ -102,7 +102,7 @@ function inputItems(message: ChatMessage): Item[] {
 }
 
 /** The answer's output items in chat form. */
-function completion(response: OpenAI.Responses.Response): Completion {
+export function responseCompletion(response: OpenAI.Responses.Response): Completion {
   let text = '';
   let reasoning = '';
   const calls: ChatToolCall[] = [];
@@ -119,6 +119,17 @@ function completion(response: OpenAI.Responses.Response): Completion {
         id: String(item.call_id),
         type: 'function',
         function: { name: String(item.name), arguments: String(item.arguments ?? '{}') },
+      });
+    // Codex's client-run search of its deferred tools, a function in pairs (as the reader keeps it).
+    if (item.type === 'tool_search_call')
+      calls.push({
+        id: String(item.call_id),
+        type: 'function',
+        function: {
+          name: 'tool_search',
+          arguments:
+            typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}),
+        },
       });
     // A free-form tool's raw text, in the function form it is offered in pairs.
     if (item.type === 'custom_tool_call')

@@ -109,6 +109,57 @@ function convert(item: Payload, fallbackId: string): Converted {
 }
 
 /**
+ * Responses input items (what Codex sends its model; a driver's proxy sees them) as normalized messages:
+ * consecutive model items one assistant turn, each output a tool message, each input message its own. What the
+ * model cannot see (hidden items) is left out; an unknown item type is named in `unknown`. Each message's
+ * source is `file` and the position of its first item.
+ */
+export function messagesOfItems(
+  items: readonly Payload[],
+  file: string,
+): { messages: Message[]; unknown: string[] } {
+  const messages: Message[] = [];
+  const unknown: string[] = [];
+  let turn: Message | undefined;
+  for (const [index, item] of items.entries()) {
+    const converted = convert(item, `item-${index}`);
+    const source = { file, line: index + 1 };
+    // What the model does not see splits no turn.
+    if (converted.kind !== 'model' && converted.kind !== 'hidden' && converted.kind !== 'unknown')
+      turn = undefined;
+    switch (converted.kind) {
+      case 'model':
+        if (!turn) {
+          turn = { role: 'assistant', parts: [], source };
+          messages.push(turn);
+        }
+        turn.parts.push(...converted.parts);
+        break;
+      case 'input':
+        messages.push({
+          role: converted.role,
+          parts: converted.parts,
+          source,
+          ...(converted.injected ? { injected: true } : {}),
+        });
+        break;
+      case 'output':
+        messages.push({ role: 'tool', parts: [converted.result], source });
+        break;
+      case 'summary':
+        messages.push({ role: 'user', parts: [converted.part], source, injected: true, compaction: true });
+        break;
+      case 'unknown':
+        unknown.push(converted.type);
+        break;
+      default:
+        break;
+    }
+  }
+  return { messages, unknown };
+}
+
+/**
  * What makes two messages the same for a replacement history: role and parts (an assistant's minus reasoning). A
  * digest, so that keys kept for a whole session stay small.
  */
