@@ -1,8 +1,8 @@
-// What both benchmarks (ingest, replay) need to run and measure child processes, and to handle the stores they
+// What the benchmarks need to run and measure child processes (and the agents below them), and to handle the stores they
 // leave behind.
 
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -75,4 +75,56 @@ export function dbBytes(db) {
   let total = 0;
   for (const suffix of ['', '-wal', '-shm']) if (existsSync(db + suffix)) total += statSync(db + suffix).size;
   return total;
+}
+
+/** Peak RSS (KiB) of every descendant of `root` seen so far, by pid, with its command name (/proc, every `interval` ms). */
+export function sampler(root, interval = 20) {
+  const seen = new Map();
+  const tick = () => {
+    const parents = new Map();
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        parents.set(Number(name), {
+          ppid: Number(fields[1]),
+          comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+        });
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    for (const [pid, { comm }] of parents) {
+      let at = parents.get(pid)?.ppid;
+      while (at !== undefined && at !== root && at > 1) at = parents.get(at)?.ppid;
+      if (at !== root) continue;
+      try {
+        const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+        if (hwm) seen.set(pid, { comm, kib: Math.max(Number(hwm), seen.get(pid)?.kib ?? 0) });
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  };
+  const timer = setInterval(tick, interval);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return seen;
+    },
+  };
+}
+
+/** The newest child of this process (the measuring node just spawned). */
+export async function waitForChild() {
+  for (let tries = 0; tries < 100; tries++) {
+    const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/);
+    const last = Number(children.filter(Boolean).at(-1));
+    if (last > 0) return last;
+    await new Promise((done) => setTimeout(done, 5));
+  }
+  return undefined;
 }

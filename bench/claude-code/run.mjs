@@ -13,12 +13,12 @@
 // claude process (its peak RSS). Temp files are deleted.
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, platform, release, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuSeconds, median, runNode, table } from '../children.mjs';
+import { cpuSeconds, median, runNode, sampler, table, waitForChild } from '../children.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -43,45 +43,6 @@ if (!Number.isInteger(runs) || runs < 1 || !(interval >= 1)) {
 const work = mkdtempSync(join(tmpdir(), 'bench-claude-'));
 const say = (text) => process.stderr.write(`${text}\n`);
 
-/** Peak RSS (KiB) of every descendant of `root` seen so far, by pid, with its command name. */
-function sampler(root) {
-  const seen = new Map();
-  const tick = () => {
-    const parents = new Map();
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        parents.set(Number(name), {
-          ppid: Number(fields[1]),
-          comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
-        });
-      } catch {
-        // Gone meanwhile.
-      }
-    }
-    for (const [pid, { comm }] of parents) {
-      let at = parents.get(pid)?.ppid;
-      while (at !== undefined && at !== root && at > 1) at = parents.get(at)?.ppid;
-      if (at !== root) continue;
-      try {
-        const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-        if (hwm) seen.set(pid, { comm, kib: Math.max(Number(hwm), seen.get(pid)?.kib ?? 0) });
-      } catch {
-        // Gone meanwhile.
-      }
-    }
-  };
-  const timer = setInterval(tick, interval);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return seen;
-    },
-  };
-}
-
 async function replay(db, id, extra) {
   const out = join(work, `pairs-${Math.random().toString(36).slice(2)}.jsonl`);
   const usageFile = join(work, `usage-${Math.random().toString(36).slice(2)}.json`);
@@ -94,7 +55,7 @@ async function replay(db, id, extra) {
   );
   // The measuring child is this script's child; the replay runs inside it, Claude Code below it.
   const child = await waitForChild();
-  const sample = child ? sampler(child) : undefined;
+  const sample = child ? sampler(child, interval) : undefined;
   const result = await started;
   const seen = sample?.stop() ?? new Map();
   if (result.code !== 0) {
@@ -112,19 +73,6 @@ async function replay(db, id, extra) {
     claudeProcesses: claudes.length,
     claudePeakMiB: Math.max(0, ...claudes.map((entry) => entry.kib)) / 1024,
   };
-}
-
-/** The newest child of this process (the measuring node just spawned). */
-async function waitForChild() {
-  for (let tries = 0; tries < 100; tries++) {
-    const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/);
-    const last = Number(children.filter(Boolean).at(-1));
-    if (last > 0) return last;
-    await new Promise((done) => setTimeout(done, 5));
-  }
-  return undefined;
 }
 
 try {

@@ -254,7 +254,8 @@ Examples:
   $ replay-history replay c0faf5aa --agent opencode --opencode-bin ~/.opencode/bin/opencode --context-limit 32768
   $ replay-history replay 5a5a5a5a --agent claude-code --workspace /tmp/demo-app --sandbox
   $ replay-history replay 5a5a5a5a --agent claude-code --claude-bin ~/.local/bin/claude --model anthropic:claude-sonnet-4-6
-  $ replay-history replay 01a23320 --agent codex --workspace /tmp/demo-app
+  $ replay-history replay 01a23320 --agent codex --workspace /tmp/demo-app --context-limit 100000
+  $ replay-history replay 01a23320 --agent codex --codex-bin ~/.npm-global/bin/codex --sandbox
   $ replay-history replay 01a23320 --agent codex --model responses:gpt-5.5 --base-url http://127.0.0.1:8000/v1`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {
