@@ -5,7 +5,7 @@ import { type Turn, turns } from '../model/turns.js';
 import type { RunStore } from '../store/runs.js';
 import { turnKey } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
-import { isReadOnly, toolDefaults, toolsFor } from './catalogue/index.js';
+import { isReadOnly, toolCommentary, toolDefaults, toolsFor } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage } from './chat.js';
 import { askedWith } from './context.js';
 import { elideOptions, type ShownSettings, savings } from './elide.js';
@@ -68,6 +68,7 @@ export function matching(session: Session): NormalizeContext {
   return {
     ...(session.cwd ? { cwd: session.cwd } : {}),
     defaults: (tool) => toolDefaults(session.agent, tool),
+    commentary: (tool) => toolCommentary(session.agent, tool),
   };
 }
 

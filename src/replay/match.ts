@@ -17,6 +17,8 @@ export interface NormalizeContext {
   cwd?: string;
   /** Per tool, argument defaults: an argument given at its default equals one left out. */
   defaults?: (tool: string) => Record<string, unknown> | undefined;
+  /** Per tool, arguments that only describe the call to the user (a shell command's `description`). */
+  commentary?: (tool: string) => readonly string[] | undefined;
 }
 
 function parse(raw: string): unknown {
@@ -29,7 +31,8 @@ function parse(raw: string): unknown {
 
 /**
  * An argument value in a form that ignores what does not change a call's meaning: surrounding and repeated
- * whitespace, absolute vs cwd-relative paths, arguments given at their default value or as null.
+ * whitespace, absolute vs cwd-relative paths, arguments given at their default value or as null, and
+ * commentary (what the call says it does, which another agent's tool may not even take).
  */
 export function normalizeInput(tool: string, input: unknown, context: NormalizeContext = {}): unknown {
   const defaults = context.defaults?.(tool) ?? {};
@@ -55,6 +58,7 @@ export function normalizeInput(tool: string, input: unknown, context: NormalizeC
   const normalized = value(input);
   if (normalized === null || typeof normalized !== 'object' || Array.isArray(normalized)) return normalized;
   const out = normalized as Record<string, unknown>;
+  for (const key of context.commentary?.(tool) ?? []) delete out[key];
   for (const [key, fallback] of Object.entries(defaults)) {
     if (key in out && canonicalJson(out[key]) === canonicalJson(value(fallback))) delete out[key];
   }

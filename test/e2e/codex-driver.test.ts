@@ -213,6 +213,55 @@ describe('replay --agent codex of the real 0.169 thread', () => {
   }, 180_000);
 });
 
+describe('replay --agent codex of the sample sessions: Claude Code’s and opencode’s', () => {
+  it('answers every call the recording holds, their shell commands made exec_command, nothing run', async () => {
+    const store = join(dir.path, 'samples.db');
+    expect((await run(['ingest', join(root, 'sample-sessions'), '--db', store])).exitCode).toBe(0);
+    const todo = join(dir.path, 'todo-api');
+    mkdirSync(todo);
+    const out = join(dir.path, 'samples.jsonl');
+    const replayed = await run([
+      'replay',
+      '--all',
+      '--agent',
+      'codex',
+      '--workspace',
+      todo,
+      '--db',
+      store,
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(replayed.exitCode, replayed.stderr).toBe(0);
+    const report = JSON.parse(replayed.stdout) as {
+      driver: string;
+      turnsFailed: number;
+      recall: number;
+      precision: number;
+      misses: number;
+      matches: Record<string, number>;
+    };
+    expect(report).toMatchObject({ driver: 'codex', turnsFailed: 0, recall: 1, precision: 1 });
+    // The one miss: the recorded `npm test` that never got a result (the session was cut off).
+    expect(report.misses).toBe(1);
+    expect(report.matches.differs).toBe(0);
+    expect(readdirSync(todo)).toEqual([]);
+    const pairs = pairsOf(out);
+    const agents = new Set(pairs.map((pair) => (pair as unknown as { agent: string }).agent));
+    expect(agents).toEqual(new Set(['claude-code', 'opencode']));
+    // Codex's own calls in the completions, its own tools in the requests.
+    const names = new Set(
+      pairs.flatMap((pair) => pair.completion.tool_calls?.map((call) => call.function.name) ?? []),
+    );
+    expect(names.has('exec_command')).toBe(true);
+    expect(names.has('Bash') || names.has('bash')).toBe(false);
+    expect(pairs.every((pair) => pair.wire.body.tools.some((tool) => tool.name === 'exec_command'))).toBe(
+      true,
+    );
+  }, 180_000);
+});
+
 describe('replay --agent codex with a Codex that does not run its hook', () => {
   it('fails the probe and refuses before anything runs: exit 2, no run, nothing made', async () => {
     const real = findCodex().path;

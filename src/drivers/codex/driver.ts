@@ -3,7 +3,7 @@
 // One `codex exec` per prompt the user typed, the later ones `codex exec resume <thread>`; each agent step a
 // pair on the Responses wire, as Codex sent it.
 import { execa } from 'execa';
-import type { ToolResult } from '../../model/session.js';
+import type { Message, ToolResult } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
 import { assistantMessage, type ChatMessage } from '../../replay/chat.js';
 import { Elider, elideOptions, type ShownSettings, savings } from '../../replay/elide.js';
@@ -27,8 +27,10 @@ import {
   unusableWorkspace,
   usableWorkspace,
 } from '../common/sessions.js';
+import { mappedAgents, type RecordedName } from '../opencode/mapping.js';
 import type { ResponseBody } from '../wire/openai-responses.js';
 import { prepareCodexEnvironment } from './environment.js';
+import { codexCall, recordedFor } from './mapping.js';
 import {
   type CodexCall,
   type CodexExchange,
@@ -83,15 +85,36 @@ export function slugFor(recorded: string | undefined, known: readonly string[]):
   return known[0] ?? recorded ?? 'gpt-5.5';
 }
 
-/** A recorded turn as the response a recorded model streams. */
-export function recordedResponse(turn: Turn, number: number): ResponseBody {
+/**
+ * A recorded turn as the response a recorded model streams, its calls made as Codex makes them when the
+ * session is another agent's (mapping.ts; one with no counterpart keeps its recorded name).
+ */
+export function recordedResponse(turn: Turn, number: number, agent = 'codex', cwd = '/'): ResponseBody {
   const usage = turn.response.usage;
+  const response: Message =
+    agent === 'codex'
+      ? turn.response
+      : {
+          ...turn.response,
+          parts: turn.response.parts.map((part) => {
+            if (part.type !== 'tool_call') return part;
+            const named = codexCall(agent, part.name, part.input, cwd);
+            if (!named) return part;
+            const { namespace: _namespace, freeform: _freeform, ...call } = part;
+            return {
+              ...call,
+              name: named.name,
+              input: named.input,
+              ...(named.freeform ? { freeform: true } : {}),
+            };
+          }),
+        };
   const input = (usage?.inputTokens ?? 0) + (usage?.cacheReadTokens ?? 0);
   return {
     id: `resp_replay_${number}`,
     model: turn.response.model ?? 'recorded',
     status: 'completed',
-    output: outputItems(turn.response, `replay_${number}`) as ResponseBody['output'],
+    output: outputItems(response, `replay_${number}`) as ResponseBody['output'],
     usage: {
       input_tokens: input,
       input_tokens_details: { cached_tokens: usage?.cacheReadTokens ?? 0 },
@@ -111,7 +134,7 @@ async function codexSession(run: CodexReplay, id: string): Promise<void> {
   const { session, own } = loaded;
   const skip = (why: string, status: 'done' | 'failed' = 'failed'): void =>
     endUnreplayed(run, session.id, why, status);
-  if (session.agent !== 'codex')
+  if (session.agent !== 'codex' && session.agent !== 'opencode' && !mappedAgents.includes(session.agent))
     return skip(`not replayed: no mapping of ${session.agent}'s tools to Codex's`);
   // Not failures: what they answered is given to their parent (a sub-agent's result, a compaction's summary).
   if (session.kind === 'subagent')
@@ -130,7 +153,8 @@ async function codexSession(run: CodexReplay, id: string): Promise<void> {
   const recordedCwd = session.cwd ?? workspace;
   const recordedModel = recordedTurns.find((turn) => turn.response.model)?.response.model;
   const slug = slugFor(recordedModel, run.models);
-  if (recordedModel && slug !== recordedModel)
+  // Another agent's model is no Codex model: only a Codex session's is worth a word.
+  if (session.agent === 'codex' && recordedModel && slug !== recordedModel)
     run.onNote?.(
       `${session.id.slice(0, 12)}: this codex does not know the recorded model ${recordedModel}; it runs as ${slug} (its tools are that model's)`,
     );
@@ -166,9 +190,24 @@ async function codexSession(run: CodexReplay, id: string): Promise<void> {
     return output.output;
   };
 
-  const answer = (call: CodexCall): string | Item[] => {
+  /** The recorded calls a live one may stand for: another agent's recording names its calls its own way. */
+  const candidatesOf = (call: { name: string; input: unknown }) => {
     const input = rebase(call.input, workspace, recordedCwd);
-    const tried = circuit.answer(call.name, input);
+    const candidates = recordedFor(session.agent, call.name, input, recordedCwd);
+    // A call with no counterpart is tried as it is (a recorded call Codex could not make, served by --model
+    // recorded and answered as an unsupported call).
+    if (!candidates.some((candidate) => candidate.name === call.name))
+      candidates.push({ name: call.name, input });
+    return candidates;
+  };
+
+  const answer = (call: CodexCall): string | Item[] => {
+    let tried: ReturnType<typeof circuit.answer> = { kind: 'miss', nearest: [] };
+    for (const [index, candidate] of candidatesOf(call).entries()) {
+      const attempt = circuit.answer(candidate.name, candidate.input);
+      if (index === 0 || attempt.kind === 'hit') tried = attempt;
+      if (attempt.kind === 'hit') break;
+    }
     if (tried.kind === 'hit') return outputValue(shownOutput(call, tried.result));
     run.runs.saveMiss(run.runId, {
       sessionId: session.id,
@@ -215,7 +254,7 @@ async function codexSession(run: CodexReplay, id: string): Promise<void> {
             const turn = at === undefined ? undefined : recordedTurns[at];
             if (!turn) return undefined;
             served++;
-            return recordedResponse(turn, served);
+            return recordedResponse(turn, served, session.agent, recordedCwd);
           },
         }
       : run.upstream;
@@ -244,15 +283,20 @@ async function codexSession(run: CodexReplay, id: string): Promise<void> {
     const chat = chatFromResponses(wire.body);
     const answered = responseCompletion(exchange.response as never);
     const completion = answered.message;
-    // The model's calls with their paths as the recording has them, for comparing with the original's.
+    // The model's calls as the recording would name them (paths rebased), for comparing with the original's:
+    // of several names a call may have in the recording, the one the original turn used.
+    const used = new Set((original?.tool_calls ?? []).map((call) => call.function.name));
     const made = (completion.tool_calls ?? []).map((call) => {
       let input: unknown;
       try {
-        input = rebase(JSON.parse(call.function.arguments), workspace, recordedCwd);
+        input = JSON.parse(call.function.arguments);
       } catch {
         return call;
       }
-      return { ...call, function: { ...call.function, arguments: JSON.stringify(input) } };
+      const candidates = candidatesOf({ name: call.function.name, input });
+      const named =
+        candidates.find((candidate) => used.has(candidate.name)) ?? (candidates[0] as RecordedName);
+      return { ...call, function: { name: named.name, arguments: JSON.stringify(named.input) } };
     });
     const match = compareCalls(made, original?.tool_calls ?? [], matching(session));
     const usage = {

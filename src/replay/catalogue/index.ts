@@ -39,10 +39,6 @@ export function catalogue(agent: AgentId): Catalogue {
 }
 
 /**
- * Is this tool read-only for this agent? Only our catalogue decides (an allow-list); unknown/MCP tools are not
- * read-only whatever they claim.
- */
-/**
  * The arguments of a tool that have a default (from the catalogue's schemas): matching treats a call giving
  * an argument at its default like one leaving it out.
  */
@@ -55,6 +51,23 @@ export function toolDefaults(agent: AgentId, toolName: string): Record<string, u
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/**
+ * Arguments of a tool that only describe the call (Claude Code's and opencode's shell `description`): a call
+ * without them, or with other words, does the same.
+ */
+export function toolCommentary(agent: AgentId, toolName: string): readonly string[] | undefined {
+  return commentary[agent]?.[toolName];
+}
+
+const commentary: Partial<Record<AgentId, Record<string, readonly string[]>>> = {
+  'claude-code': { Bash: ['description'] },
+  opencode: { bash: ['description'] },
+};
+
+/**
+ * Is this tool read-only for this agent? Only our catalogue decides (an allow-list); unknown/MCP tools are not
+ * read-only whatever they claim.
+ */
 export function isReadOnly(agent: AgentId, toolName: string): boolean {
   return byName.get(agent)?.get(toolName)?.readOnly === true;
 }
