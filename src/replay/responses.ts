@@ -185,14 +185,18 @@ function chatTool(raw: unknown): ChatTool {
 }
 
 /**
- * Our tool specs as Responses function tools. A list taken from the agent's requests keeps their text; the two
- * tools Codex offers in other forms (free-form apply_patch, hosted web_search) are functions here too.
+ * Our tool specs as Responses tools: each in its own wire form where the list keeps one (Codex 0.169's
+ * free-form apply_patch, hosted web_search and tool_search, as its requests carried them), else a function.
  */
 export function responsesTools(tools: readonly ToolSpec[]): unknown[] {
-  return tools.map((tool) => ({
-    type: 'function',
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters,
-  }));
+  return tools.map(
+    (tool) =>
+      tool.wire ?? {
+        type: 'function',
+        name: tool.name,
+        description: tool.description,
+        strict: false,
+        parameters: tool.parameters,
+      },
+  );
 }

@@ -1,7 +1,8 @@
 // Codex CLI 0.169.0's own tools for a bundled model (gpt-5.5), as its requests offered them: the `tools` of the first
 // request in test/fixtures/real/codex-0.169.0/requests-main.jsonl, which test/replay/catalogue/codex-0169.test.ts
 // checks them against. The names, descriptions and parameters are OpenAI's (openai/codex, Copyright 2025 OpenAI,
-// Apache License 2.0: licenses/openai-codex.Apache-2.0.txt). In the chat form pairs take, two are not functions:
+// Apache License 2.0: licenses/openai-codex.Apache-2.0.txt). Three are not functions on the wire, and keep their
+// wire form (`wire`) for the Responses requests pairs hold. In the chat form pairs take, two are not functions:
 // `apply_patch` is a freeform (custom) tool with a Lark grammar, offered here in its function form {input} with
 // Codex's description; `web_search` is hosted, offered as the replay-history catalogue's (the action a call logs).
 // `tool_search` is Codex's client-run search of deferred tools (the multi_agent_v1 namespace), a function here.
@@ -11,7 +12,11 @@ import type { ToolSpec } from './types.js';
 
 const webSearch = codexTools.find((tool) => tool.name === 'web_search') as ToolSpec;
 
-export const codex0169Tools: readonly ToolSpec[] = [
+/** apply_patch's Lark grammar, as the requests carried it. */
+const patchGrammar =
+  'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF\nend_patch: "*** End Patch" LF?\n\nhunk: add_hunk | delete_hunk | update_hunk\nadd_hunk: "*** Add File: " filename LF add_line+\ndelete_hunk: "*** Delete File: " filename LF\nupdate_hunk: "*** Update File: " filename LF change_move? change?\n\nfilename: /(.+)/\nadd_line: "+" /(.*)/ LF -> line\n\nchange_move: "*** Move to: " filename LF\nchange: (change_context | change_line)+ eof_line?\nchange_context: ("@@" | "@@ " /(.+)/) LF\nchange_line: ("+" | "-" | " ") /(.*)/ LF\neof_line: "*** End of File" LF\n\n%import common.LF\n';
+
+export const codex0169Tools: ToolSpec[] = [
   {
     name: 'exec_command',
     description: 'Runs a command in a PTY, returning output or a session ID for ongoing interaction.',
@@ -187,6 +192,13 @@ export const codex0169Tools: readonly ToolSpec[] = [
       additionalProperties: false,
     },
     readOnly: false,
+    wire: {
+      type: 'custom',
+      name: 'apply_patch',
+      description:
+        'The `apply_patch` tool can be used to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.',
+      format: { type: 'grammar', syntax: 'lark', definition: patchGrammar },
+    },
   },
   {
     name: 'view_image',
@@ -263,5 +275,17 @@ export const codex0169Tools: readonly ToolSpec[] = [
     },
     readOnly: true,
   },
-  webSearch,
+  {
+    ...webSearch,
+    wire: { type: 'web_search', external_web_access: false, search_content_types: ['text', 'image'] },
+  },
 ];
+
+// tool_search goes on the wire as Codex's own kind of tool, not as a function.
+const search = codex0169Tools.find((tool) => tool.name === 'tool_search') as ToolSpec;
+search.wire = {
+  type: 'tool_search',
+  execution: 'client',
+  description: search.description,
+  parameters: search.parameters,
+};

@@ -24,6 +24,11 @@ export interface ToolSpec {
   readOnly: boolean;
   /** inferred from recorded calls, not from the catalogue */
   inferred?: boolean;
+  /**
+   * The tool as its agent's own wire offers it, where that is no function of the fields above (Codex's
+   * free-form apply_patch with its grammar, its hosted web_search, its tool_search).
+   */
+  wire?: Readonly<Record<string, unknown>>;
 }
 
 export interface Catalogue {

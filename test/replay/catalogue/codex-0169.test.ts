@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Message, Session } from '../../../src/model/session.js';
 import { codex0169Tools } from '../../../src/replay/catalogue/codex-0.169.js';
 import { catalogue, toolListOf, toolsFor } from '../../../src/replay/catalogue/index.js';
+import { responsesTools } from '../../../src/replay/responses.js';
 import { root } from '../../helpers/cli.js';
 
 const offered = (
@@ -48,6 +49,15 @@ describe('Codex 0.169’s own tools', () => {
         expect(spec?.parameters.required).toEqual(['input']);
       }
     }
+  });
+
+  it('go on the Responses wire exactly as the requests carried them: the free-form, hosted and search tools in their own forms', () => {
+    expect(responsesTools(codex0169Tools)).toEqual(offered);
+    expect(
+      responsesTools(catalogue('codex').tools).every(
+        (tool) => (tool as { type: string }).type === 'function',
+      ),
+    ).toBe(true);
   });
 
   it('are offered to sessions of 0.169 and later; older ones get the catalogue written here', () => {
