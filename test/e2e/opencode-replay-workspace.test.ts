@@ -1,6 +1,8 @@
 // `replay --agent opencode` end to end, around the workspace: a git repository, the project's AGENTS.md, an
 // image in the prompt, and an opencode that writes something itself (the checker, --sandbox). The first half
 // is opencode-replay.test.ts; the two are one file's worth of tests split so that two workers share them.
+// None of these is about the session's length: they replay the short cut of the sample (writeShortSample: one
+// prompt, an edit, a command and the answer), not its twelve steps over three prompts.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,9 +17,10 @@ import {
   readPairs,
   recordedReplay,
   scripted,
+  shortId,
+  shortSteps,
   snapshot,
   stepRequests,
-  steps,
   titleResponder,
   useSample,
   workspace,
@@ -51,10 +54,11 @@ describe.runIf(gitWorks)('replay --agent opencode in a git repository', () => {
     const before = snapshot(ws);
     const out = join(dir.path, 'git.jsonl');
     // The recorded model: no server needed.
-    const result = await run([...recordedReplay(ws, out), '--json']);
+    const result = await run([...recordedReplay(ws, out, shortId), '--json']);
     expect(result.exitCode).toBe(0);
     const report = JSON.parse(result.stdout) as { turnsDone: number; sideEffects: { changes: unknown[] } };
-    expect(report.turnsDone).toBe(12);
+    expect(shortSteps.flat()).toHaveLength(3);
+    expect(report.turnsDone).toBe(3);
     expect(report.sideEffects.changes).toEqual([]);
     // Every file under the workspace, .git included, as it was.
     expect(snapshot(ws)).toEqual(before);
@@ -69,7 +73,7 @@ describe("replay --agent opencode with the project's AGENTS.md", () => {
     const ws = workspace('ws-agents');
     writeFileSync(join(ws, 'AGENTS.md'), '# Rules\n\nAlways run the tests before saying done.\n');
     const out = join(dir.path, 'agents.jsonl');
-    const result = await run([...recordedReplay(ws, out)]);
+    const result = await run([...recordedReplay(ws, out, shortId)]);
     expect(result.exitCode).toBe(0);
     const [first] = readPairs(out);
     const system = first?.messages.filter((m) => m.role === 'system').map((m) => m.content);
@@ -202,9 +206,9 @@ describe('replay --agent opencode around something that writes', () => {
     const server = await startModelServer({ models: ['scripted'], responders: [titleResponder] });
     const ws = workspace(name);
     try {
-      server.push(...steps.flat());
+      server.push(...shortSteps.flat());
       const result = await run([
-        ...scripted(server, ws, join(dir.path, `${name}.jsonl`)),
+        ...scripted(server, ws, join(dir.path, `${name}.jsonl`), shortId),
         '--opencode-bin',
         intruder(),
         '--json',
@@ -223,7 +227,7 @@ describe('replay --agent opencode around something that writes', () => {
       turnsDone: number;
       sideEffects: { changes: { kind: string; path: string }[] };
     };
-    expect(report.turnsDone).toBe(12);
+    expect(report.turnsDone).toBe(3);
     expect(report.sideEffects.changes).toContainEqual(
       expect.objectContaining({ kind: 'created', path: join(ws, 'intruder.txt') }),
     );
@@ -235,7 +239,7 @@ describe('replay --agent opencode around something that writes', () => {
       const { result, ws } = await replayWith('ws-sandbox', ['--sandbox']);
       expect(result.exitCode).toBe(0);
       const report = JSON.parse(result.stdout) as { turnsDone: number; sideEffects: { changes: unknown[] } };
-      expect(report.turnsDone).toBe(12);
+      expect(report.turnsDone).toBe(3);
       expect(report.sideEffects.changes).toEqual([]);
       expect(existsSync(join(ws, 'intruder.txt'))).toBe(false);
     },

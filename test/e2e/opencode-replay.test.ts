@@ -26,6 +26,8 @@ import {
   readPairs,
   results,
   scripted,
+  shortId,
+  shortSteps,
   sleep,
   snapshot,
   stepRequests,
@@ -330,10 +332,12 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
     const out = join(dir.path, 'kill.jsonl');
     const before = snapshot(ws);
     try {
-      const first = steps[0] ?? [];
-      // The first step answers; the second hangs until long after the kill.
+      // The sample's short cut (one prompt: an edit, a command, the answer): the kill and the resume are not
+      // about the session's length.
+      const first = shortSteps[0] ?? [];
+      // The first step (the edit) answers; the second hangs until long after the kill.
       server.push(first[0] as ScriptedReply, { ...(first[1] as ScriptedReply), delayMs: 60_000 });
-      const child = execa('node', [bin, ...scripted(server, ws, out)], { reject: false });
+      const child = execa('node', [bin, ...scripted(server, ws, out, shortId)], { reject: false });
       const deadline = Date.now() + 90_000;
       while (stepRequests(server).length < 2 && Date.now() < deadline) await sleep(100);
       expect(stepRequests(server)).toHaveLength(2);
@@ -358,14 +362,15 @@ describe('replay --agent opencode (real binary, scripted model)', () => {
       }[];
       const killed = runs.find((r) => r.out === out);
       expect(killed).toBeDefined();
-      server.push(...steps.flat());
+      server.push(...shortSteps.flat());
       const resumed = await run(['replay', '--resume', killed?.id ?? '', '--db', db, '--json']);
       expect(resumed.exitCode).toBe(0);
       expect(resumed.stderr).toContain(
         'begun by the interrupted run; opencode cannot continue a session mid-way, so it is replayed again from its start',
       );
       expect(resumed.stderr).toContain('1 earlier pair(s) of those sessions taken out');
-      const all = steps.flat().length;
+      const all = shortSteps.flat().length;
+      expect(all).toBe(3);
       expect(JSON.parse(resumed.stdout)).toMatchObject({
         status: 'done',
         driver: 'opencode',

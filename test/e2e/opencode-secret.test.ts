@@ -2,7 +2,9 @@
 // same machine knocks on every socket the replay process listens on — found in /proc, not guessed. Without the
 // run's secret it gets 401, with the secret but a foreign Host 421; the upstream never hears of it, the agent
 // still gets every recorded result (or recorded turn) in order, and the pairs hold no trace of it. The secret,
-// read from where the driver writes it, is in none of the pairs file, the store, stdout or stderr.
+// read from where the driver writes it, is in none of the pairs file, the store, stdout or stderr. None of it
+// depends on the session's length: the session replayed is the sample's short cut (writeShortSample: one
+// prompt, an edit, a command and the answer), not its twelve steps over three prompts.
 import { mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +16,7 @@ import { isReadOnly } from '../../src/replay/catalogue/index.js';
 import { openDb } from '../../src/store/db.js';
 import { SessionStore } from '../../src/store/sessions.js';
 import { type RawResponse, rawRequest } from '../drivers/opencode/raw-request.js';
-import { bin, root, run, tempDir } from '../helpers/cli.js';
+import { bin, run, tempDir } from '../helpers/cli.js';
 import {
   type ChatRequest,
   contentText,
@@ -22,6 +24,7 @@ import {
   type ScriptedReply,
   startModelServer,
 } from '../helpers/model-server.js';
+import { shortTitle, writeShortSample } from '../helpers/opencode-sample.js';
 import { recordedSteps } from '../helpers/recorded-steps.js';
 
 interface PairLine {
@@ -41,32 +44,34 @@ const realKey = 'sk-real-upstream-key-5e7a';
 
 let dir: ReturnType<typeof tempDir>;
 let db: string;
-let mainId: string;
+let sessionId: string;
 /** What opencode is asked, prompt by prompt (the recorded turns up to the first without a tool call). */
 let steps: ScriptedReply[][];
 /** The recorded results of the session's calls, in order, as text. */
 let results: { output: string; isError: boolean }[];
 /**
- * The first recorded call that changes something (the `rm`), as the plugin would ask for it. Not a read: the
+ * The first recorded call that changes something (the `edit`), as the plugin would ask for it. Not a read: the
  * short-circuit gives a repeated read its last result again, so taking a read's result would shift nothing,
- * while the n-th identical `rm` gets the n-th result — a stranger's taking it would leave the agent a miss.
+ * while the n-th identical `edit` gets the n-th result — a stranger's taking it would leave the agent a miss.
  */
 let firstCall: { tool: string; args: unknown };
 
 beforeAll(async () => {
   dir = tempDir('opencode-secret-');
   db = join(dir.path, 'store.db');
-  expect((await run(['ingest', join(root, 'sample-sessions', 'opencode'), '--db', db])).exitCode).toBe(0);
+  const short = writeShortSample(join(dir.path, 'short-sample'));
+  expect((await run(['ingest', short, '--db', db])).exitCode).toBe(0);
   const listed = JSON.parse((await run(['sessions', '--db', db, '--json'])).stdout) as {
     id: string;
     title: string;
   }[];
-  mainId = listed.find((s) => s.title === 'Fix todos limit off-by-one')?.id ?? '';
+  sessionId = listed.find((s) => s.title === shortTitle)?.id ?? '';
   const handle = openDb(db);
   try {
-    const loaded = new SessionStore(handle).load(mainId);
-    if (!loaded) throw new Error('the sample main session is not in the store');
+    const loaded = new SessionStore(handle).load(sessionId);
+    if (!loaded) throw new Error('the short sample session is not in the store');
     ({ steps, results } = recordedSteps(loaded.session.messages, loaded.own));
+    expect(steps.flat()).toHaveLength(3);
     const call = steps
       .flat()
       .flatMap((step) => step.toolCalls ?? [])
@@ -262,7 +267,7 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
         [
           bin,
           'replay',
-          mainId,
+          sessionId,
           '--db',
           db,
           '--agent',
@@ -309,7 +314,7 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
         turnsFailed: number;
         misses: number;
       };
-      expect(report).toMatchObject({ turnsDone: 12, turnsFailed: 0, misses: 0 });
+      expect(report).toMatchObject({ turnsDone: 3, turnsFailed: 0, misses: 0 });
 
       // No refusal said anything recorded.
       for (const refusal of refusals) {
@@ -320,7 +325,7 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
       expect(JSON.stringify(model.requests)).not.toContain(marker);
       expect(JSON.stringify(model.requests)).not.toContain(secret);
       const stepsAsked = model.chatRequests().filter((request) => request.body && !isTitle(request.body));
-      expect(stepsAsked).toHaveLength(12);
+      expect(stepsAsked).toHaveLength(3);
       expect(new Set(model.requests.map((request) => request.headers.authorization))).toEqual(
         new Set([`Bearer ${realKey}`]),
       );
@@ -338,7 +343,7 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line) as PairLine);
-      expect(pairs.map((pair) => pair.turn)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      expect(pairs.map((pair) => pair.turn)).toEqual(Array.from({ length: 3 }, (_, i) => i + 1));
       expect(pairsText).not.toContain(marker);
       expect(pairsText).not.toContain('intruder');
 
@@ -366,7 +371,20 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
     for (const path of [tmp, ws, cache]) mkdirSync(path, { recursive: true });
     const child = execa(
       'node',
-      [bin, 'replay', mainId, '--db', db, '--agent', 'opencode', '--workspace', ws, '--out', out, '--json'],
+      [
+        bin,
+        'replay',
+        sessionId,
+        '--db',
+        db,
+        '--agent',
+        'opencode',
+        '--workspace',
+        ws,
+        '--out',
+        out,
+        '--json',
+      ],
       { reject: false, env: { NO_COLOR: '1', TMPDIR: tmp, XDG_CACHE_HOME: cache }, extendEnv: true },
     );
     const pid = child.pid as number;
@@ -402,7 +420,7 @@ describe('replay --agent opencode: the loopback servers answer only their own ag
       .split('\n')
       .map((line) => JSON.parse(line) as PairLine);
     expect(pairs.length).toBe(report.turnsDone);
-    expect(pairs.length).toBeGreaterThanOrEqual(12);
+    expect(pairs.length).toBeGreaterThanOrEqual(3);
     for (const pair of pairs) {
       expect(pair.completion.content ?? null).toBe(pair.original?.content ?? null);
       expect(pair.completion.tool_calls?.map((call) => call.function.name) ?? []).toEqual(

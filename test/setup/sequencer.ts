@@ -7,13 +7,13 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const heavy = [
   'test/e2e/opencode-replay.test.ts',
-  'test/e2e/opencode-replay-workspace.test.ts',
-  'test/e2e/check-scope.test.ts',
   'test/e2e/claude-code-driver.test.ts',
-  'test/e2e/opencode-secret.test.ts',
-  'test/drivers/opencode/override.test.ts',
+  'test/e2e/check-scope.test.ts',
+  'test/e2e/opencode-replay-workspace.test.ts',
   'test/e2e/readme.test.ts',
   'test/e2e/opencode.test.ts',
+  'test/e2e/opencode-secret.test.ts',
+  'test/drivers/opencode/override.test.ts',
 ];
 
 export default class HeavyFirst extends BaseSequencer {
