@@ -39,9 +39,9 @@ export function program(): Command {
     .addHelpText(
       'after',
       `
-Exit codes: 0 success · 1 failure · 2 usage error or unreadable input · 3 side effects detected ·
-129/130/143 stopped by SIGHUP/SIGINT/SIGTERM. When several apply: 2 (found before anything runs), then 3
-(side effects, even in a run that also failed), then 1.
+Exit codes: 0 success · 1 failure · 2 usage error or unreadable input · 3 side effects detected · 4 a gate
+failed (replay, runs check) · 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM. When several apply: 2 (found
+before anything runs), then 3 (side effects, even in a run that also failed), then 4, then 1.
 
 Example:
   $ replay-history ingest sample-sessions && replay-history sessions`,

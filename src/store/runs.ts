@@ -118,6 +118,20 @@ export interface RunFigures {
   firstDivergence: { sessionId: string; turn: number | null }[];
 }
 
+/** One session's figures in a run: what a gate that failed names it by. */
+export interface SessionFigures {
+  sessionId: string;
+  status: string;
+  turnsDone: number;
+  turnsFailed: number;
+  callsPredicted: number;
+  callsOriginal: number;
+  callsMatched: number;
+  misses: number;
+  /** The first turn whose tool calls differ from the original's, or null. */
+  firstDivergence: number | null;
+}
+
 export class RunStore {
   private readonly sql: (text: string) => Statement;
 
@@ -447,6 +461,25 @@ export class RunStore {
       },
       firstDivergence: divergence,
     };
+  }
+
+  /** Each session's figures, in the run's order. */
+  *sessionFigures(runId: string): Generator<SessionFigures> {
+    yield* this.sql(
+      `SELECT rs.session_id AS sessionId, rs.status AS status,
+         coalesce(sum(t.status = 'ok'), 0) AS turnsDone, coalesce(sum(t.status = 'failed'), 0) AS turnsFailed,
+         coalesce(sum(t.calls_predicted), 0) AS callsPredicted,
+         coalesce(sum(t.calls_original), 0) AS callsOriginal,
+         coalesce(sum(t.calls_matched), 0) AS callsMatched,
+         (SELECT count(*) FROM run_misses m WHERE m.run_id = rs.run_id AND m.session_id = rs.session_id)
+           AS misses,
+         min(CASE WHEN t.match = 'differs' THEN t.turn END) AS firstDivergence
+       FROM run_sessions rs
+       LEFT JOIN run_turns t ON t.run_id = rs.run_id AND t.session_id = rs.session_id
+       WHERE rs.run_id = ?
+       GROUP BY rs.session_id
+       ORDER BY rs.position`,
+    ).iterate(runId) as Iterable<SessionFigures>;
   }
 
   /**

@@ -109,7 +109,7 @@ export function formatReport(report: Report, limit = 200): string {
   return lines.join('\n');
 }
 
-function escapeXml(text: string): string {
+export function escapeXml(text: string): string {
   return (
     text
       .replace(/&/g, '&amp;')

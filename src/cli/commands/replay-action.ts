@@ -1,17 +1,20 @@
 // What `replay` does, loaded only when it runs: the drivers, the engine and the checker take a good part of a
 // second to load, which `replay --help` and every other command should not pay.
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { callKeys } from '../../replay/chat.js';
 import { requestDigest, type SessionEnd } from '../../replay/engine.js';
+import { checkGates, formatGates } from '../../replay/gates.js';
+import { formatRunJunit } from '../../replay/junit.js';
 import { type Pair, PairsFileError, PairsWriter } from '../../replay/pairs.js';
 import { ProviderError } from '../../replay/providers/types.js';
 import type { Db } from '../../store/db.js';
 import { keySession, type Match, RunStore, turnKey } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
+import { anyGate, gatesOf } from '../gates.js';
 import { collectGarbage } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
 import type { ReplayOptions } from './replay.js';
@@ -39,6 +42,9 @@ export async function replay(
 ): Promise<number> {
   const runs = new RunStore(db);
   const sessions = new SessionStore(db);
+  // A gate file that cannot be read or says something unknown is a usage error, found before anything runs.
+  const gates = gatesOf(options);
+  const junit = options.junit ? resolve(options.junit) : undefined;
   let runId: string;
   let stored: StoredOptions;
   let sessionIds: string[];
@@ -180,7 +186,8 @@ export async function replay(
     outFile,
     cwds: stored.workspace ? [stored.workspace] : sessionIds.map((id) => sessions.row(id)?.cwd ?? null),
     watch: stored.watch ?? [],
-    exclude: stored.exclude ?? [],
+    // The JUnit file is ours, as the pairs file is.
+    exclude: [...(stored.exclude ?? []), ...(junit ? [junit, `${junit}.tmp`] : [])],
     // A real agent runs against a copy-on-write view of the checked directories where one can be made.
     ...(entry.agent ? { agent: { sandbox: stored.sandbox === true } } : {}),
   });
@@ -265,14 +272,42 @@ export async function replay(
 
   const figures = runs.figures(runId);
   const run = runs.get(runId);
+  const perSession = [...runs.sessionFigures(runId)];
+  const verdicts = checkGates(gates, figures, perSession);
   if (run && options.json) {
-    writeOut(JSON.stringify({ ...runJson(run, figures), sideEffects: checkJson(check, report) }, null, 2));
+    writeOut(
+      JSON.stringify(
+        {
+          ...runJson(run, figures),
+          sideEffects: checkJson(check, report),
+          ...(anyGate(gates) ? { gates: verdicts } : {}),
+        },
+        null,
+        2,
+      ),
+    );
   } else if (run) {
     writeOut(formatFigures(run, figures));
     writeOut(formatCheck(check, report));
+    if (verdicts.length > 0) writeOut(formatGates(verdicts));
     say(`${err.dim('pairs:')} ${outFile}`);
   }
+  if (junit && run) {
+    writeFileSync(
+      `${junit}.tmp`,
+      formatRunJunit({
+        runId,
+        startedAt: run.started_at,
+        seconds: run.finished_at ? (Date.parse(run.finished_at) - Date.parse(run.started_at)) / 1000 : 0,
+        sessions: perSession,
+        verdicts,
+        ...(report ? { sideEffects: { roots: report.roots, changes: report.changes } } : {}),
+      }),
+    );
+    renameSync(`${junit}.tmp`, junit);
+  }
   if (sideEffects) return ExitCode.sideEffects;
+  if (verdicts.some((verdict) => !verdict.passed)) return ExitCode.divergence;
   return figures.turnsFailed > 0 ? ExitCode.failure : ExitCode.ok;
 }
 

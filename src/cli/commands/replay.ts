@@ -5,10 +5,11 @@ import { opencodeVersion } from '../../drivers/opencode/environment.js';
 import { openDb } from '../../store/db.js';
 import type { Driver } from '../../store/runs.js';
 import { UserError } from '../errors.js';
+import { addGateOptions, type GateFlags } from '../gates.js';
 import { demoOption, useDemo } from './demo.js';
 import { atLeast, dbOption, jsonOption, minResultBytes } from './options.js';
 
-export interface ReplayOptions {
+export interface ReplayOptions extends GateFlags {
   db: string;
   json?: boolean;
   all?: boolean;
@@ -42,6 +43,7 @@ export interface ReplayOptions {
   sandbox?: boolean;
   quiet?: boolean;
   demo?: boolean;
+  junit?: string;
 }
 
 const positive = (name: string) => (value: string) => {
@@ -52,7 +54,7 @@ const positive = (name: string) => (value: string) => {
 };
 
 export function registerReplay(program: Command): void {
-  program
+  const command = program
     .command('replay')
     .description('ask a model again for recorded turns; every tool result comes from the recording')
     .argument('[targets...]', 'session ids or prefixes, or log files/directories (ingested first)')
@@ -180,7 +182,12 @@ export function registerReplay(program: Command): void {
       '--sandbox',
       '--agent opencode/claude-code/codex: run the agent under bubblewrap with the workspace and --watch directories read-only',
     )
-    .option('-q, --quiet', 'no progress on stderr (a bar on a terminal, else a line per finished session)')
+    .option('-q, --quiet', 'no progress on stderr (a bar on a terminal, else a line per finished session)');
+  addGateOptions(command)
+    .option(
+      '--junit <file>',
+      'also write the verdict as JUnit XML: one test case per session, one for side effects',
+    )
     .addOption(demoOption())
     .addOption(dbOption())
     .addOption(jsonOption())
@@ -206,10 +213,18 @@ change is stored with the run (replay-history runs RUN_ID lists them) and makes 
 
 Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY; local servers need none.
 
+Gates turn the run into a CI verdict: each is a threshold on one of its figures (--min-recall, --min-precision,
+--max-diverged, --max-misses, --max-failed-turns, --diverge-after), set here or in a --gates file committed
+with the sessions (TOML or JSON: [gates] min_recall = 0.95, max_misses = 0, …; an option given here wins). A
+failed gate is said with its figure, its threshold and the sessions that made it fail, and exits 4. The same
+gates judge a finished run: replay-history runs check RUN_ID. --junit FILE writes one test case per session
+(failed when a failed gate names it or a turn of it failed) and one for side effects.
+
 Off a terminal a line per finished session goes to stderr (a progress bar on one; --quiet for neither). Exit
 codes: 0 done · 1 a turn failed, or the run was stopped by the provider · 2 a usage error (found before anything
-runs) · 3 side effects (outranks 1: said even when turns failed too) · 130/143/129 stopped by SIGINT/SIGTERM/
-SIGHUP: the run is marked interrupted and --resume RUN_ID (or a unique prefix of it) goes on.
+runs) · 3 side effects · 4 a gate failed · 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP: the run is marked
+interrupted and --resume RUN_ID (or a unique prefix of it) goes on. When several apply: 2, then 3, then 4,
+then 1 (side effects are said even when turns failed or gates too).
 
 --agent opencode runs the real opencode binary headless in each session's recorded cwd (or --workspace), in a
 private HOME and config of its own: a plugin overrides every built-in tool with one that returns the recorded
@@ -249,6 +264,9 @@ Examples:
   $ replay-history replay 9a8b7c6d --model openai:qwen --system-prompt prompt.txt --out more.jsonl --append
   $ replay-history replay 6f1c2a34 --mode free --max-turns 1.5 --timeout 120 --retries 5
   $ replay-history replay 6f1c2a34 --watch ~/src/app --exclude ~/src/app/node_modules
+  $ replay-history replay --all --model openai:qwen --min-recall 95% --min-precision 0.9 --max-misses 0
+  $ replay-history replay --all --max-diverged 10% --max-failed-turns 0 --diverge-after 3 --junit replay.xml
+  $ replay-history replay sessions/ --gates replay-history.toml --model ollama:qwen2.5-coder:7b
   $ replay-history replay c0faf5aa --agent opencode --model ollama:qwen2.5-coder:7b
   $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox
   $ replay-history replay c0faf5aa --agent opencode --opencode-bin ~/.opencode/bin/opencode --context-limit 32768

@@ -1,4 +1,8 @@
+import { renameSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { checkGates, formatGates } from '../../replay/gates.js';
+import { formatRunJunit } from '../../replay/junit.js';
 import { openDb } from '../../store/db.js';
 import {
   type CheckSummary,
@@ -8,6 +12,8 @@ import {
   type RunRow,
   RunStore,
 } from '../../store/runs.js';
+import { ExitCode, UserError } from '../errors.js';
+import { addGateOptions, anyGate, type GateFlags, gatesOf } from '../gates.js';
 import { formatBytes, table, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
 
@@ -84,7 +90,7 @@ function formatFailure(failure: FailureCause, continued = false): string {
 }
 
 export function registerRuns(program: Command): void {
-  program
+  const runs = program
     .command('runs')
     .description('list replay runs with their figures, or show one run with its side effects')
     .argument('[run-id]', 'show this run: its figures and every side effect its checks found')
@@ -100,7 +106,8 @@ time, and the side effects the checker found around it (– for a run that watch
 Examples:
   $ replay-history runs
   $ replay-history runs --json
-  $ replay-history runs run_20261130T101500_3f9a2c`,
+  $ replay-history runs run_20261130T101500_3f9a2c
+  $ replay-history runs check run_20261130T101500_3f9a2c --min-recall 95%`,
     )
     .action((id: string | undefined, options: { db: string; json?: boolean }) => {
       const db = openDb(options.db, { readOnly: true });
@@ -154,6 +161,95 @@ Examples:
             'no runs yet; hint: replay-history replay --demo (or replay-history replay SESSION)\n',
           );
         else writeOut(table(rows));
+      } finally {
+        db.close();
+      }
+    });
+  registerCheck(runs);
+}
+
+/** `runs check RUN_ID`: a finished run judged by gates, as `replay` judges the run it makes. */
+function registerCheck(runs: Command): void {
+  const check = runs
+    .command('check')
+    .description('judge a finished run by gates: exit 4 when one fails, 3 when the run had side effects')
+    .argument('<run-id>', 'the run (or a unique prefix of its id)');
+  addGateOptions(check)
+    .option(
+      '--junit <file>',
+      'also write the verdict as JUnit XML: one test case per session, one for side effects',
+    )
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Each gate is a threshold on a figure of the run (see replay --help): --min-recall and --min-precision (a share,
+0.95 or 95%), --max-diverged (a share of sessions), --max-misses, --max-failed-turns, --diverge-after (a turn).
+--gates FILE reads them from a TOML or JSON file ([gates] min_recall = 0.95, …); an option given here wins.
+A failed gate is said with its figure, its threshold and the sessions that made it fail.
+
+Exit codes: 0 every gate passed · 2 a usage error (no gate, an unknown run) · 3 the run's checks found side
+effects (said whatever the gates say) · 4 a gate failed.
+
+Examples:
+  $ replay-history runs check run_20261130T101500_3f9a2c --min-recall 95% --min-precision 0.9
+  $ replay-history runs check run_2026 --max-diverged 10% --max-misses 0 --max-failed-turns 0 --diverge-after 3
+  $ replay-history runs check run_2026 --gates replay-history.toml --json --junit replay.xml`,
+    )
+    .action((id: string, options: GateFlags & { db: string; json?: boolean; junit?: string }) => {
+      const gates = gatesOf(options);
+      if (!anyGate(gates))
+        throw new UserError('runs check needs a gate', 'give one, e.g. --min-recall 95%, or --gates FILE');
+      const db = openDb(options.db, { readOnly: true });
+      try {
+        const store = new RunStore(db);
+        const run = store.resolve(id);
+        const figures = store.figures(run.id);
+        const sessions = [...store.sessionFigures(run.id)];
+        const verdicts = checkGates(gates, figures, sessions);
+        const summary = store.checkSummary(run.id);
+        const changes = summary.changes > 0 ? [...store.changes(run.id)] : [];
+        if (options.json)
+          writeOut(
+            JSON.stringify({ ...runJson(run, figures), sideEffects: summary, gates: verdicts }, null, 2),
+          );
+        else {
+          writeOut(formatFigures(run, figures));
+          if (summary.changes > 0)
+            writeOut(
+              `side effects ${summary.changes} under ${summary.roots.join(', ')} (runs ${run.id} lists them)`,
+            );
+          writeOut(formatGates(verdicts));
+        }
+        if (options.junit) {
+          const file = resolve(options.junit);
+          writeFileSync(
+            `${file}.tmp`,
+            formatRunJunit({
+              runId: run.id,
+              startedAt: run.started_at,
+              seconds: wallSeconds(run) ?? 0,
+              sessions,
+              verdicts,
+              ...(summary.checks > 0
+                ? {
+                    sideEffects: {
+                      roots: summary.roots,
+                      changes: changes.map((c) => ({
+                        kind: c.kind,
+                        path: c.path,
+                        ...(c.from ? { from: c.from } : {}),
+                      })),
+                    },
+                  }
+                : {}),
+            }),
+          );
+          renameSync(`${file}.tmp`, file);
+        }
+        if (summary.changes > 0) process.exitCode = ExitCode.sideEffects;
+        else if (verdicts.some((verdict) => !verdict.passed)) process.exitCode = ExitCode.divergence;
       } finally {
         db.close();
       }

@@ -1,0 +1,262 @@
+// Issue 19: gates turn a replay into a CI verdict. Two recorded sessions, replayed in forced mode against a
+// scripted model whose answers are chosen per session and turn, so every figure is known in advance:
+//   A: three turns each calling Read on its own file, then the answer — the model makes every call (exact);
+//   B: the same shape, but at turn 2 the model reads another file (differs).
+// Recall and precision are then 5/6, one session of two diverged, first at turn 2, no misses, no failures.
+// Each gate exits 4 exactly when its threshold is crossed, names B, and agrees between options, the gates file,
+// `runs check` and JUnit; side effects (3) outrank a failed gate, a failed gate outranks failed turns (1).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, tempDir } from '../helpers/cli.js';
+import {
+  type ChatRequest,
+  type ModelServer,
+  type ScriptedReply,
+  startModelServer,
+} from '../helpers/model-server.js';
+import { writeTranscript } from '../helpers/transcript.js';
+
+interface Verdict {
+  gate: string;
+  option: string;
+  passed: boolean;
+  figure: number | null;
+  threshold: number;
+  sessions: { sessionId: string; why: string }[];
+}
+
+let dir: ReturnType<typeof tempDir>;
+let db: string;
+let server: ModelServer;
+let ids: { a: string; b: string };
+/** What the scripted model does besides answering, per test. */
+let fail: { session: 'a' | 'b'; turn: number } | undefined;
+let touch: string | undefined;
+
+const file = (session: string, turn: number) => `/work/${session}/file-${turn}.txt`;
+
+/** Session (by its prompt) and turn (by the tool results so far) of a forced-mode request. */
+function answer(request: ChatRequest): ScriptedReply {
+  const messages = request.messages ?? [];
+  const prompt = String(messages.find((m) => m.role === 'user')?.content ?? '');
+  const session = prompt.includes('session A') ? 'a' : 'b';
+  const turn = messages.filter((m) => m.role === 'tool').length + 1;
+  if (touch) {
+    writeFileSync(touch, 'changed while the replay ran\n');
+    touch = undefined;
+  }
+  if (fail && fail.session === session && fail.turn === turn)
+    return { error: { status: 500, message: 'scripted failure' } };
+  if (turn > 3) return { text: 'Done.' };
+  const path = session === 'b' && turn === 2 ? '/work/b/elsewhere.txt' : file(session, turn);
+  return { toolCalls: [{ name: 'Read', arguments: { file_path: path } }] };
+}
+
+beforeAll(async () => {
+  dir = tempDir('gates-');
+  db = join(dir.path, 'store.db');
+  const logs = join(dir.path, 'logs');
+  mkdirSync(logs);
+  for (const [key, id] of [
+    ['a', 'aaaaaaaa-0000-4000-8000-000000000019'],
+    ['b', 'bbbbbbbb-0000-4000-8000-000000000019'],
+  ] as const) {
+    const cwd = join(dir.path, key);
+    mkdirSync(cwd);
+    writeTranscript(join(logs, `${key}.jsonl`), {
+      sessionId: id,
+      cwd,
+      prompt: `Read the files of session ${key.toUpperCase()}.`,
+      steps: [1, 2, 3].map((turn) => ({
+        calls: [
+          {
+            id: `${key}${turn}`,
+            name: 'Read',
+            input: { file_path: file(key, turn) },
+            result: `content ${turn}`,
+          },
+        ],
+      })),
+      answer: 'Done.',
+    });
+  }
+  expect((await run(['ingest', logs, '--db', db])).exitCode).toBe(0);
+  const listed = JSON.parse((await run(['sessions', '--db', db, '--json'])).stdout) as {
+    id: string;
+    sourceId: string;
+  }[];
+  const idOf = (source: string) => listed.find((s) => s.sourceId === source)?.id ?? '';
+  ids = { a: idOf('aaaaaaaa-0000-4000-8000-000000000019'), b: idOf('bbbbbbbb-0000-4000-8000-000000000019') };
+  server = await startModelServer({ responders: [answer] });
+}, 60_000);
+afterAll(async () => {
+  await server?.close();
+  dir?.remove();
+});
+
+let outputs = 0;
+/** A forced replay of both sessions with these gates; its exit code, output and the gates' verdicts. */
+async function replay(...gates: string[]) {
+  const out = join(dir.path, `pairs-${++outputs}.jsonl`);
+  const ran = await run([
+    'replay',
+    '--all',
+    '--model',
+    'openai:scripted',
+    '--base-url',
+    server.baseURL,
+    '--retries',
+    '0',
+    '--db',
+    db,
+    '--out',
+    out,
+    ...gates,
+  ]);
+  return ran;
+}
+const verdicts = (stdout: string) => (JSON.parse(stdout) as { gates?: Verdict[] }).gates ?? [];
+
+describe('replay gates', () => {
+  it('pass at the run’s own figures: exit 0, each verdict with its figure', async () => {
+    const ran = await replay(
+      '--min-recall',
+      '83%',
+      '--min-precision',
+      '0.83',
+      '--max-diverged',
+      '50%',
+      '--max-misses',
+      '0',
+      '--max-failed-turns',
+      '0',
+      '--diverge-after',
+      '2',
+      '--json',
+    );
+    expect(ran.exitCode, ran.stderr).toBe(0);
+    const gates = verdicts(ran.stdout);
+    expect(gates.map((v) => [v.gate, v.passed])).toEqual([
+      ['minRecall', true],
+      ['minPrecision', true],
+      ['maxDiverged', true],
+      ['maxMisses', true],
+      ['maxFailedTurns', true],
+      ['divergeAfter', true],
+    ]);
+    expect(gates[0]?.figure).toBeCloseTo(5 / 6, 10);
+    expect(gates[2]?.figure).toBe(0.5);
+    expect(gates[5]?.figure).toBe(2);
+  });
+
+  it('each fails exactly when crossed: exit 4, the figure, the threshold and the session that made it fail', async () => {
+    for (const [option, value, why] of [
+      ['--min-recall', '0.84', '2 of 3 recorded calls made'],
+      ['--min-precision', '90%', '1 of 3 calls made not recorded'],
+      ['--max-diverged', '0.49', 'diverged at turn 2'],
+      ['--diverge-after', '3', 'diverged at turn 2'],
+    ] as const) {
+      const ran = await replay(option, value, '--json');
+      expect(ran.exitCode, `${option} ${value}`).toBe(4);
+      const [verdict] = verdicts(ran.stdout);
+      expect(verdict).toMatchObject({ option, passed: false, sessions: [{ sessionId: ids.b, why }] });
+    }
+    // For people: the failed gate first, with its figure and the session.
+    const said = await replay('--min-recall', '95%', '--max-misses', '0');
+    expect(said.exitCode).toBe(4);
+    expect(said.stdout).toContain('gates       1 passed, 1 failed (exit 4)');
+    expect(said.stdout).toContain(
+      `  FAILED --min-recall 95.0%: recall 83.3% (5 of 6 recorded calls made)\n           ${ids.b.slice(0, 12)}  2 of 3 recorded calls made\n`,
+    );
+    expect(said.stdout).toContain('passed --max-misses 0: 0 call(s) not in the recording');
+  });
+
+  it('reads the same gates from a TOML or JSON file, an option given beside it winning', async () => {
+    const toml = join(dir.path, 'replay-history.toml');
+    writeFileSync(toml, '[gates]\nmin_recall = "90%"\nmax_diverged = 0.5\n');
+    const fromFile = await replay('--gates', toml, '--json');
+    expect(fromFile.exitCode).toBe(4);
+    expect(verdicts(fromFile.stdout).map((v) => [v.option, v.threshold, v.passed])).toEqual([
+      ['--min-recall', 0.9, false],
+      ['--max-diverged', 0.5, true],
+    ]);
+    const overridden = await replay('--gates', toml, '--min-recall', '0.8', '--json');
+    expect(overridden.exitCode).toBe(0);
+    const json = join(dir.path, 'gates.json');
+    writeFileSync(json, JSON.stringify({ 'min-recall': 0.9, max_diverged: '50%' }));
+    const fromJson = await replay('--gates', json, '--json');
+    expect(verdicts(fromJson.stdout)).toEqual(verdicts(fromFile.stdout));
+  });
+
+  it('refuses a gates file it cannot take before anything runs: exit 2, no run made', async () => {
+    const before = (JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as unknown[]).length;
+    const bad = join(dir.path, 'bad.toml');
+    writeFileSync(bad, '[gates]\nmin_recal = 0.9\n');
+    const unknown = await replay('--gates', bad);
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain('unknown gate min_recal');
+    writeFileSync(bad, '[gates]\nmin_recall = "150%"\n');
+    expect((await replay('--gates', bad)).stderr).toContain('takes a share from 0 to 1');
+    expect((await replay('--max-misses', '-1')).exitCode).toBe(2);
+    expect((await replay('--gates', join(dir.path, 'none.toml'))).stderr).toContain(
+      'cannot read it (ENOENT)',
+    );
+    const after = (JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as unknown[]).length;
+    expect(after).toBe(before);
+    expect(server.chatRequests().length).toBeGreaterThan(0);
+  });
+
+  it('judges a finished run the same way with runs check, and writes JUnit: a test case per session', async () => {
+    const made = await replay('--json');
+    expect(made.exitCode).toBe(0);
+    const runId = (JSON.parse(made.stdout) as { id: string }).id;
+    const checked = await run(['runs', 'check', runId, '--db', db, '--min-recall', '0.9', '--json']);
+    expect(checked.exitCode).toBe(4);
+    expect(verdicts(checked.stdout)).toMatchObject([
+      { option: '--min-recall', passed: false, sessions: [{ sessionId: ids.b }] },
+    ]);
+    expect((await run(['runs', 'check', runId, '--db', db, '--min-recall', '0.8'])).exitCode).toBe(0);
+    const none = await run(['runs', 'check', runId, '--db', db]);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain('runs check needs a gate');
+    const junit = join(dir.path, 'replay.xml');
+    const judged = await replay('--min-recall', '0.9', '--junit', junit);
+    expect(judged.exitCode).toBe(4);
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toContain('tests="3" failures="1"');
+    expect(xml).toContain(`<testcase classname="replay-history.replay" name="session ${ids.a}"/>`);
+    expect(xml).toMatch(
+      new RegExp(
+        `name="session ${ids.b}">\\s*<failure type="gate" message="--min-recall 90.0% failed \\(recall 83.3%`,
+      ),
+    );
+    expect(xml).toContain('name="no side effects under');
+  });
+});
+
+describe('exit codes when several apply', () => {
+  it('a failed gate outranks failed turns (4 over 1); failed turns alone are 1', async () => {
+    fail = { session: 'a', turn: 4 };
+    try {
+      expect((await replay()).exitCode).toBe(1);
+      expect((await replay('--max-failed-turns', '1')).exitCode).toBe(1);
+      const gated = await replay('--max-failed-turns', '0', '--json');
+      expect(gated.exitCode).toBe(4);
+      expect(verdicts(gated.stdout)[0]).toMatchObject({
+        figure: 1,
+        sessions: [{ sessionId: ids.a, why: '1 failed turn(s)' }],
+      });
+    } finally {
+      fail = undefined;
+    }
+  });
+
+  it('side effects outrank a failed gate (3 over 4), and the gate is still said', async () => {
+    touch = join(dir.path, 'a', 'appeared.txt');
+    const ran = await replay('--min-recall', '0.9');
+    expect(ran.exitCode).toBe(3);
+    expect(ran.stdout).toContain('FAILED --min-recall 90.0%');
+    expect(ran.stdout).toContain('appeared.txt');
+  });
+});
