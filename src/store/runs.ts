@@ -132,6 +132,20 @@ export interface SessionFigures {
   firstDivergence: number | null;
 }
 
+/** One turn of a run as `runs compare` reads it. */
+export interface TurnRow {
+  turn: number;
+  status: 'ok' | 'failed';
+  match: Match | null;
+  callsPredicted: number;
+  callsOriginal: number;
+  callsMatched: number;
+  /** The completion as JSON (chat form), null for a failed turn. */
+  response: string | null;
+  error: string | null;
+  misses: number;
+}
+
 export class RunStore {
   private readonly sql: (text: string) => Statement;
 
@@ -461,6 +475,17 @@ export class RunStore {
       },
       firstDivergence: divergence,
     };
+  }
+
+  /** A session's turns in a run, in turn order, with the misses of each. */
+  turnRows(runId: string, sessionId: string): TurnRow[] {
+    return this.sql(
+      `SELECT t.turn, t.status, t.match, t.calls_predicted AS callsPredicted,
+         t.calls_original AS callsOriginal, t.calls_matched AS callsMatched, t.response, t.error,
+         (SELECT count(*) FROM run_misses m WHERE m.run_id = t.run_id AND m.session_id = t.session_id
+            AND m.turn = t.turn) AS misses
+       FROM run_turns t WHERE t.run_id = ? AND t.session_id = ? ORDER BY t.turn`,
+    ).all(runId, sessionId) as TurnRow[];
   }
 
   /** Each session's figures, in the run's order. */

@@ -33,6 +33,8 @@ let ids: { a: string; b: string };
 /** What the scripted model does besides answering, per test. */
 let fail: { session: 'a' | 'b'; turn: number } | undefined;
 let touch: string | undefined;
+/** The candidate model of `runs compare`: right where the baseline was wrong (B turn 2), wrong elsewhere. */
+let candidate = false;
 
 const file = (session: string, turn: number) => `/work/${session}/file-${turn}.txt`;
 
@@ -48,8 +50,9 @@ function answer(request: ChatRequest): ScriptedReply {
   }
   if (fail && fail.session === session && fail.turn === turn)
     return { error: { status: 500, message: 'scripted failure' } };
-  if (turn > 3) return { text: 'Done.' };
-  const path = session === 'b' && turn === 2 ? '/work/b/elsewhere.txt' : file(session, turn);
+  if (turn > 3) return { text: candidate && session === 'a' ? 'Something else entirely.' : 'Done.' };
+  const wrong = candidate ? session === 'a' && turn === 3 : session === 'b' && turn === 2;
+  const path = wrong ? `/work/${session}/elsewhere.txt` : file(session, turn);
   return { toolCalls: [{ name: 'Read', arguments: { file_path: path } }] };
 }
 
@@ -99,9 +102,11 @@ let outputs = 0;
 /** A forced replay of both sessions with these gates; its exit code, output and the gates' verdicts. */
 async function replay(...gates: string[]) {
   const out = join(dir.path, `pairs-${++outputs}.jsonl`);
+  const targets = gates[0] === '--only' ? [gates[1] as string] : ['--all'];
+  if (gates[0] === '--only') gates.splice(0, 2);
   const ran = await run([
     'replay',
-    '--all',
+    ...targets,
     '--model',
     'openai:scripted',
     '--base-url',
@@ -258,5 +263,62 @@ describe('exit codes when several apply', () => {
     expect(ran.exitCode).toBe(3);
     expect(ran.stdout).toContain('FAILED --min-recall 90.0%');
     expect(ran.stdout).toContain('appeared.txt');
+  });
+});
+
+describe('runs compare', () => {
+  it('lists every turn that improved or regressed, the deltas, and the sessions only one run holds', async () => {
+    const idOf = (ran: { stdout: string }) => (JSON.parse(ran.stdout) as { id: string }).id;
+    const baseline = idOf(await replay('--json'));
+    candidate = true;
+    let better: string;
+    let onlyA: string;
+    try {
+      better = idOf(await replay('--json'));
+      onlyA = idOf(await replay('--only', ids.a, '--json'));
+    } finally {
+      candidate = false;
+    }
+    const compared = await run(['runs', 'compare', baseline, better, '--db', db, '--json']);
+    expect(compared.exitCode, compared.stderr).toBe(0);
+    const report = JSON.parse(compared.stdout) as {
+      turns: Record<string, number>;
+      figures: { delta: Record<string, number | null> };
+      regressedMost: string[];
+      onlyBaseline: string[];
+      perSession: { sessionId: string; turns: { turn: number; outcome: string; a?: string; b?: string }[] }[];
+    };
+    expect(report.turns).toEqual({ improved: 1, regressed: 2, same: 5, onlyBaseline: 0, onlyCandidate: 0 });
+    const outcomes = (id: string) =>
+      report.perSession.find((s) => s.sessionId === id)?.turns.map((t) => [t.turn, t.outcome, t.a, t.b]);
+    expect(outcomes(ids.a)).toEqual([
+      [1, 'same', 'exact', 'exact'],
+      [2, 'same', 'exact', 'exact'],
+      [3, 'regressed', 'exact', 'differs'],
+      [4, 'regressed', 'none', 'none'],
+    ]);
+    expect(outcomes(ids.b)?.[1]).toEqual([2, 'improved', 'differs', 'exact']);
+    expect(report.regressedMost).toEqual([ids.a]);
+    expect(report.figures.delta).toMatchObject({ recall: 0, exactTurns: 0, divergedSessions: 0, misses: 0 });
+    // For people, and the gate on regressions.
+    const said = await run(['runs', 'compare', baseline, better, '--db', db, '--max-regressions', '1']);
+    expect(said.exitCode).toBe(4);
+    expect(said.stdout).toContain('turns       1 improved, 2 regressed, 5 the same');
+    expect(said.stdout).toContain(
+      `${ids.a.slice(0, 12)}  2 regressed, 0 improved: turn 3 exact → differs; turn 4 none → none (text 1.00 → 0.00)`,
+    );
+    expect(said.stdout).toContain('gate        --max-regressions 1: 2 turn(s) regressed, FAILED (exit 4)');
+    expect(
+      (await run(['runs', 'compare', baseline, better, '--db', db, '--max-regressions', '2'])).exitCode,
+    ).toBe(0);
+    // A run over A alone: B is listed, not dropped.
+    const partial = JSON.parse(
+      (await run(['runs', 'compare', baseline, onlyA, '--db', db, '--json'])).stdout,
+    ) as {
+      onlyBaseline: string[];
+      onlyCandidate: string[];
+    };
+    expect(partial.onlyBaseline).toEqual([ids.b]);
+    expect(partial.onlyCandidate).toEqual([]);
   });
 });

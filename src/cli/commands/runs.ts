@@ -16,6 +16,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { addGateOptions, anyGate, type GateFlags, gatesOf } from '../gates.js';
 import { formatBytes, table, writeOut } from '../output.js';
 import { dbOption, jsonOption } from './options.js';
+import { registerCompare } from './runs-compare.js';
 
 /** A share as a percentage; – where it is undefined (no calls made, or none recorded), never 100%. */
 const percent = (share: number | null) => (share === null ? '–' : `${(share * 100).toFixed(1)}%`);
@@ -107,7 +108,8 @@ Examples:
   $ replay-history runs
   $ replay-history runs --json
   $ replay-history runs run_20261130T101500_3f9a2c
-  $ replay-history runs check run_20261130T101500_3f9a2c --min-recall 95%`,
+  $ replay-history runs check run_20261130T101500_3f9a2c --min-recall 95%
+  $ replay-history runs compare run_20261130T101500_3f9a2c run_20261201T090000_7c1d00`,
     )
     .action((id: string | undefined, options: { db: string; json?: boolean }) => {
       const db = openDb(options.db, { readOnly: true });
@@ -166,6 +168,7 @@ Examples:
       }
     });
   registerCheck(runs);
+  registerCompare(runs);
 }
 
 /** `runs check RUN_ID`: a finished run judged by gates, as `replay` judges the run it makes. */
