@@ -10,8 +10,7 @@ import { registerStats } from './commands/stats.js';
 import { registerVerify } from './commands/verify.js';
 import { ExitCode, UserError } from './errors.js';
 import { formatError, say } from './output.js';
-
-const version = '0.1.0';
+import { version } from './version.js';
 
 export function program(): Command {
   const cli = new Command('replay-history')

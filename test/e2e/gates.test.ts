@@ -8,7 +8,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, tempDir } from '../helpers/cli.js';
+import { root, run, tempDir } from '../helpers/cli.js';
 import {
   type ChatRequest,
   type ModelServer,
@@ -320,5 +320,50 @@ describe('runs compare', () => {
     };
     expect(partial.onlyBaseline).toEqual([ids.b]);
     expect(partial.onlyCandidate).toEqual([]);
+  });
+});
+
+describe('replay --report', () => {
+  it('writes a Markdown summary for CI pages, the failed gates first, and appends it to $GITHUB_STEP_SUMMARY', async () => {
+    const summary = join(dir.path, 'step-summary.md');
+    writeFileSync(summary, '# earlier step\n');
+    const out = join(dir.path, 'reported.jsonl');
+    const ran = await run(
+      [
+        'replay',
+        '--all',
+        '--model',
+        'openai:scripted',
+        '--base-url',
+        server.baseURL,
+        '--db',
+        db,
+        '--out',
+        out,
+        '--min-recall',
+        '0.9',
+        '--max-misses',
+        '0',
+        '--report',
+        join(dir.path, 'report'),
+        '--json',
+      ],
+      { env: { GITHUB_STEP_SUMMARY: summary } },
+    );
+    expect(ran.exitCode).toBe(4);
+    const runId = (JSON.parse(ran.stdout) as { id: string }).id;
+    const markdown = readFileSync(join(dir.path, 'report.md'), 'utf8');
+    expect(readFileSync(summary, 'utf8')).toBe(`# earlier step\n${markdown}\n`);
+    // Stable for the golden file: the run id, the temporary paths and the server's port are the test's.
+    const stable = markdown
+      .split(runId)
+      .join('RUN_ID')
+      .split(dir.path)
+      .join('DIR')
+      .split(server.baseURL)
+      .join('SERVER');
+    const golden = join(root, 'test/fixtures/reports/gates.md');
+    if (process.env.UPDATE_GOLDEN) writeFileSync(golden, stable);
+    expect(stable).toBe(readFileSync(golden, 'utf8'));
   });
 });

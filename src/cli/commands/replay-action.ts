@@ -17,6 +17,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { anyGate, gatesOf } from '../gates.js';
 import { collectGarbage } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
+import { commandLine, formatRunMarkdown, writeMarkdown } from '../report.js';
 import type { ReplayOptions } from './replay.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
 import { type DriverOption, drivers, type StoredOptions } from './replay-drivers.js';
@@ -305,6 +306,18 @@ export async function replay(
       }),
     );
     renameSync(`${junit}.tmp`, junit);
+  }
+  if (run && (options.report || process.env.GITHUB_STEP_SUMMARY)) {
+    const markdown = formatRunMarkdown({
+      run,
+      figures,
+      sessions: perSession,
+      verdicts,
+      ...(report ? { sideEffects: { changes: report.changes.length, roots: report.roots } } : {}),
+      command: commandLine(),
+    });
+    if (options.report) say(`${err.dim('report:')} ${writeMarkdown(resolve(options.report), markdown)}`);
+    else writeMarkdown('', markdown, process.env, false);
   }
   if (sideEffects) return ExitCode.sideEffects;
   if (verdicts.some((verdict) => !verdict.passed)) return ExitCode.divergence;

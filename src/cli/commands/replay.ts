@@ -44,6 +44,7 @@ export interface ReplayOptions extends GateFlags {
   quiet?: boolean;
   demo?: boolean;
   junit?: string;
+  report?: string;
 }
 
 const positive = (name: string) => (value: string) => {
@@ -188,6 +189,10 @@ export function registerReplay(program: Command): void {
       '--junit <file>',
       'also write the verdict as JUnit XML: one test case per session, one for side effects',
     )
+    .option(
+      '--report <file>',
+      'also write the verdict as Markdown to FILE.md (gates, figures, the sessions that diverged); appended to $GITHUB_STEP_SUMMARY when set',
+    )
     .addOption(demoOption())
     .addOption(dbOption())
     .addOption(jsonOption())
@@ -265,7 +270,7 @@ Examples:
   $ replay-history replay 6f1c2a34 --mode free --max-turns 1.5 --timeout 120 --retries 5
   $ replay-history replay 6f1c2a34 --watch ~/src/app --exclude ~/src/app/node_modules
   $ replay-history replay --all --model openai:qwen --min-recall 95% --min-precision 0.9 --max-misses 0
-  $ replay-history replay --all --max-diverged 10% --max-failed-turns 0 --diverge-after 3 --junit replay.xml
+  $ replay-history replay --all --max-diverged 10% --max-failed-turns 0 --diverge-after 3 --junit replay.xml --report replay
   $ replay-history replay sessions/ --gates replay-history.toml --model ollama:qwen2.5-coder:7b
   $ replay-history replay c0faf5aa --agent opencode --model ollama:qwen2.5-coder:7b
   $ replay-history replay c0faf5aa --agent opencode --workspace /tmp/todo-api --sandbox

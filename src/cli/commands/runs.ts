@@ -15,6 +15,7 @@ import {
 import { ExitCode, UserError } from '../errors.js';
 import { addGateOptions, anyGate, type GateFlags, gatesOf } from '../gates.js';
 import { formatBytes, table, writeOut } from '../output.js';
+import { commandLine, formatRunMarkdown, writeMarkdown } from '../report.js';
 import { dbOption, jsonOption } from './options.js';
 import { registerCompare } from './runs-compare.js';
 
@@ -182,6 +183,10 @@ function registerCheck(runs: Command): void {
       '--junit <file>',
       'also write the verdict as JUnit XML: one test case per session, one for side effects',
     )
+    .option(
+      '--report <file>',
+      'also write the verdict as Markdown to FILE.md; appended to $GITHUB_STEP_SUMMARY when set',
+    )
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
@@ -198,65 +203,81 @@ effects (said whatever the gates say) · 4 a gate failed.
 Examples:
   $ replay-history runs check run_20261130T101500_3f9a2c --min-recall 95% --min-precision 0.9
   $ replay-history runs check run_2026 --max-diverged 10% --max-misses 0 --max-failed-turns 0 --diverge-after 3
-  $ replay-history runs check run_2026 --gates replay-history.toml --json --junit replay.xml`,
+  $ replay-history runs check run_2026 --gates replay-history.toml --json --junit replay.xml --report check`,
     )
-    .action((id: string, options: GateFlags & { db: string; json?: boolean; junit?: string }) => {
-      const gates = gatesOf(options);
-      if (!anyGate(gates))
-        throw new UserError('runs check needs a gate', 'give one, e.g. --min-recall 95%, or --gates FILE');
-      const db = openDb(options.db, { readOnly: true });
-      try {
-        const store = new RunStore(db);
-        const run = store.resolve(id);
-        const figures = store.figures(run.id);
-        const sessions = [...store.sessionFigures(run.id)];
-        const verdicts = checkGates(gates, figures, sessions);
-        const summary = store.checkSummary(run.id);
-        const changes = summary.changes > 0 ? [...store.changes(run.id)] : [];
-        if (options.json)
-          writeOut(
-            JSON.stringify({ ...runJson(run, figures), sideEffects: summary, gates: verdicts }, null, 2),
-          );
-        else {
-          writeOut(formatFigures(run, figures));
-          if (summary.changes > 0)
+    .action(
+      (id: string, options: GateFlags & { db: string; json?: boolean; junit?: string; report?: string }) => {
+        const gates = gatesOf(options);
+        if (!anyGate(gates))
+          throw new UserError('runs check needs a gate', 'give one, e.g. --min-recall 95%, or --gates FILE');
+        const db = openDb(options.db, { readOnly: true });
+        try {
+          const store = new RunStore(db);
+          const run = store.resolve(id);
+          const figures = store.figures(run.id);
+          const sessions = [...store.sessionFigures(run.id)];
+          const verdicts = checkGates(gates, figures, sessions);
+          const summary = store.checkSummary(run.id);
+          const changes = summary.changes > 0 ? [...store.changes(run.id)] : [];
+          if (options.json)
             writeOut(
-              `side effects ${summary.changes} under ${summary.roots.join(', ')} (runs ${run.id} lists them)`,
+              JSON.stringify({ ...runJson(run, figures), sideEffects: summary, gates: verdicts }, null, 2),
             );
-          writeOut(formatGates(verdicts));
-        }
-        if (options.junit) {
-          const file = resolve(options.junit);
-          writeFileSync(
-            `${file}.tmp`,
-            formatRunJunit({
-              runId: run.id,
-              startedAt: run.started_at,
-              seconds: wallSeconds(run) ?? 0,
+          else {
+            writeOut(formatFigures(run, figures));
+            if (summary.changes > 0)
+              writeOut(
+                `side effects ${summary.changes} under ${summary.roots.join(', ')} (runs ${run.id} lists them)`,
+              );
+            writeOut(formatGates(verdicts));
+          }
+          if (options.junit) {
+            const file = resolve(options.junit);
+            writeFileSync(
+              `${file}.tmp`,
+              formatRunJunit({
+                runId: run.id,
+                startedAt: run.started_at,
+                seconds: wallSeconds(run) ?? 0,
+                sessions,
+                verdicts,
+                ...(summary.checks > 0
+                  ? {
+                      sideEffects: {
+                        roots: summary.roots,
+                        changes: changes.map((c) => ({
+                          kind: c.kind,
+                          path: c.path,
+                          ...(c.from ? { from: c.from } : {}),
+                        })),
+                      },
+                    }
+                  : {}),
+              }),
+            );
+            renameSync(`${file}.tmp`, file);
+          }
+          if (options.report || process.env.GITHUB_STEP_SUMMARY) {
+            const markdown = formatRunMarkdown({
+              run,
+              figures,
               sessions,
               verdicts,
               ...(summary.checks > 0
-                ? {
-                    sideEffects: {
-                      roots: summary.roots,
-                      changes: changes.map((c) => ({
-                        kind: c.kind,
-                        path: c.path,
-                        ...(c.from ? { from: c.from } : {}),
-                      })),
-                    },
-                  }
+                ? { sideEffects: { changes: summary.changes, roots: summary.roots } }
                 : {}),
-            }),
-          );
-          renameSync(`${file}.tmp`, file);
+              command: commandLine(),
+            });
+            if (options.report) writeMarkdown(resolve(options.report), markdown);
+            else writeMarkdown('', markdown, process.env, false);
+          }
+          if (summary.changes > 0) process.exitCode = ExitCode.sideEffects;
+          else if (verdicts.some((verdict) => !verdict.passed)) process.exitCode = ExitCode.divergence;
+        } finally {
+          db.close();
         }
-        if (summary.changes > 0) process.exitCode = ExitCode.sideEffects;
-        else if (verdicts.some((verdict) => !verdict.passed)) process.exitCode = ExitCode.divergence;
-      } finally {
-        db.close();
-      }
-    });
+      },
+    );
 }
 
 /** Misses listed by `runs RUN_ID`; the count covers the rest. */

@@ -1,6 +1,8 @@
 // What `stats --fidelity` does, loaded only when it runs (it needs no tokenizer, unlike --elision).
 import { type Rebuilt, type TurnFidelity, turnFidelity } from '../../model/fidelity.js';
 import { turns } from '../../model/turns.js';
+import { geminiNotRebuilt } from '../../sources/gemini/fidelity.js';
+import { qwenNotRebuilt } from '../../sources/qwen/fidelity.js';
 import type { Db } from '../../store/db.js';
 import { SessionStore } from '../../store/sessions.js';
 import { collectGarbage } from '../memory.js';
@@ -43,6 +45,10 @@ export function fidelityReport(db: Db, targets: string[], options: StatsOptions)
     for (const turn of turns(loaded.session.messages, loaded.own)) {
       const nativeId = turn.response.nativeId;
       const fidelity = turnFidelity(turn, nativeId !== undefined ? byResponse.get(nativeId) : undefined);
+      // Qwen Code logs the conversation only: say what of its requests that leaves out.
+      if (loaded.session.agent === 'qwen') fidelity.notRebuilt = qwenNotRebuilt(turn.context);
+      // Gemini CLI too (its system instruction, tools and config are in no log).
+      if (loaded.session.agent === 'gemini') fidelity.notRebuilt = geminiNotRebuilt(turn.context);
       counts[fidelity.rebuilt]++;
       if (fidelity.tail) {
         tail.messages += fidelity.tail.messages;
@@ -88,6 +94,12 @@ export function fidelityReport(db: Db, targets: string[], options: StatsOptions)
     for (const turn of result.turns)
       if (turn.rebuilt === 'partial')
         writeOut(`${result.session.slice(0, 12)} turn ${turn.turn}: partial, ${turn.notRebuilt.join('; ')}`);
+  for (const result of results)
+    if (result.agent === 'qwen' && result.turns.length > 0)
+      writeOut(`${result.session.slice(0, 12)} (qwen): not in the log: ${qwenNotRebuilt([]).join('; ')}`);
+  for (const result of results)
+    if (result.agent === 'gemini' && result.turns.length > 0)
+      writeOut(`${result.session.slice(0, 12)} (gemini): not in the log: ${geminiNotRebuilt([]).join('; ')}`);
   const all = kinds.reduce((n, kind) => n + totals[kind], 0);
   writeOut(
     `${results.length} session(s), ${all} turn(s): ${totals.exact} exact from request records, ` +

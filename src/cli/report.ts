@@ -1,0 +1,134 @@
+// A run's verdict as Markdown for CI pages (GitHub's step summary and the like): short, tables, the failed gates
+// first, then the figures, then the sessions that diverged or failed (the rest counted). `--report FILE` writes
+// FILE.md, and the same text is appended to $GITHUB_STEP_SUMMARY when that is set. Pure but for the writing.
+import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { GateVerdict } from '../replay/gates.js';
+import { diverged, thresholdText } from '../replay/gates.js';
+import type { RunFigures, RunRow, SessionFigures } from '../store/runs.js';
+import { version } from './version.js';
+
+export interface RunReport {
+  run: RunRow;
+  figures: RunFigures;
+  sessions: readonly SessionFigures[];
+  verdicts: readonly GateVerdict[];
+  /** The side-effect checks: none made (undefined), or how many changes under which roots. */
+  sideEffects?: { changes: number; roots: readonly string[] };
+  /** The command that made the report, as typed. */
+  command: string;
+}
+
+/** Sessions listed in the table; the others are counted. */
+const sessionRows = 50;
+
+const percent = (share: number | null) => (share === null ? '–' : `${(share * 100).toFixed(1)}%`);
+
+/** A table cell: pipes and line breaks would break the table. */
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+
+/** `session-<id>`: the anchor a session has in the HTML report (stable across runs). */
+export const sessionAnchor = (id: string) => `session-${id}`;
+
+export function formatRunMarkdown(report: RunReport): string {
+  const { run, figures: f, verdicts } = report;
+  const failed = verdicts.filter((verdict) => !verdict.passed);
+  const effects = report.sideEffects?.changes ?? 0;
+  const verdict =
+    effects > 0
+      ? `side effects (${effects})`
+      : failed.length > 0
+        ? `${failed.length} gate(s) failed`
+        : f.turnsFailed > 0
+          ? `${f.turnsFailed} turn(s) failed`
+          : 'passed';
+  const options = JSON.parse(run.options) as { driver?: string };
+  const lines = [
+    `## replay-history: ${run.id} — ${verdict}`,
+    '',
+    `\`${cell(report.command)}\``,
+    '',
+    `replay-history ${version} · driver ${options.driver ?? 'builtin'} · model \`${cell(run.model)}\` · ${run.mode} mode · ${run.status}`,
+    '',
+  ];
+  if (verdicts.length > 0) {
+    lines.push('### Gates', '', '| | gate | threshold | figure | sessions |', '|---|---|---|---|---|');
+    for (const v of [...failed, ...verdicts.filter((x) => x.passed)])
+      lines.push(
+        `| ${v.passed ? '✅' : '❌'} | \`${v.option}\` | ${thresholdText(v.gate, v.threshold)} | ${cell(v.said)} | ${
+          v.sessions.length === 0
+            ? ''
+            : `${v.sessions
+                .slice(0, 5)
+                .map((s) => `\`${s.sessionId.slice(0, 12)}\` (${cell(s.why)})`)
+                .join(', ')}${v.sessions.length > 5 ? `, … ${v.sessions.length - 5} more` : ''}`
+        } |`,
+      );
+    lines.push('');
+  }
+  lines.push(
+    '### Figures',
+    '',
+    '| sessions | diverged | turns | failed | exact | normalized | differ | no calls | precision | recall | misses | side effects |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    `| ${f.sessions} | ${report.sessions.filter(diverged).length} | ${f.turnsDone} | ${f.turnsFailed} | ${f.matches.exact} | ${f.matches.normalized} | ${f.matches.differs} | ${f.matches.none} | ${percent(f.precision)} | ${percent(f.recall)} | ${f.misses} | ${report.sideEffects ? String(effects) : 'not checked'} |`,
+    '',
+  );
+  if (f.failures.length > 0) {
+    lines.push('### Failed turns', '');
+    for (const failure of f.failures)
+      lines.push(
+        `- ${failure.count} × ${cell(failure.cause).slice(0, 300)} (first: \`${failure.first.sessionId.slice(0, 12)}\` turn ${failure.first.turn})`,
+      );
+    lines.push('');
+  }
+  // The sessions worth a look first: failed, then diverged earliest.
+  const notable = report.sessions
+    .filter((s) => s.turnsFailed > 0 || diverged(s) || s.misses > 0)
+    .sort(
+      (a, b) =>
+        b.turnsFailed - a.turnsFailed ||
+        (a.firstDivergence ?? Number.POSITIVE_INFINITY) - (b.firstDivergence ?? Number.POSITIVE_INFINITY),
+    );
+  if (notable.length > 0) {
+    lines.push(
+      '### Sessions that diverged or failed',
+      '',
+      '| session | turns | failed | first divergence | misses | calls made of recorded |',
+      '|---|---|---|---|---|---|',
+    );
+    for (const s of notable.slice(0, sessionRows))
+      lines.push(
+        `| \`${s.sessionId.slice(0, 12)}\` | ${s.turnsDone} | ${s.turnsFailed} | ${s.firstDivergence === null ? (s.status === 'diverged' ? 'stopped at a miss' : '–') : `turn ${s.firstDivergence}`} | ${s.misses} | ${s.callsMatched} of ${s.callsOriginal} |`,
+      );
+    if (notable.length > sessionRows)
+      lines.push('', `… and ${notable.length - sessionRows} more session(s).`);
+    lines.push('');
+  }
+  lines.push(
+    `${report.sessions.length - notable.length} of ${report.sessions.length} session(s) replayed as recorded.`,
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** The command line as a user would type it again (arguments with spaces or quotes quoted). */
+export function commandLine(argv: readonly string[] = process.argv.slice(2)): string {
+  const quoted = argv.map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`));
+  return ['replay-history', ...quoted].join(' ');
+}
+
+/** Writes `<file>.md` (whole or not at all; unless `toFile` is false) and appends to $GITHUB_STEP_SUMMARY where it is set. */
+export function writeMarkdown(
+  file: string,
+  markdown: string,
+  env: NodeJS.ProcessEnv = process.env,
+  toFile = true,
+): string {
+  const target = file.endsWith('.md') ? file : `${file}.md`;
+  if (toFile) {
+    writeFileSync(`${target}.tmp`, markdown);
+    renameSync(`${target}.tmp`, target);
+  }
+  if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, `${markdown}\n`);
+  return target;
+}
