@@ -3,7 +3,7 @@
 
 import type { RequestLog } from './request.js';
 
-export const agents = ['claude-code', 'opencode', 'codex', 'docker-agent'] as const;
+export const agents = ['claude-code', 'opencode', 'codex', 'docker-agent', 'gemini', 'qwen'] as const;
 export type AgentId = (typeof agents)[number];
 
 /** Where a message came from, so any output traces back to a log line or a database row. */

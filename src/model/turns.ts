@@ -54,7 +54,12 @@ export function* turns(messages: readonly Message[], from = 0): Generator<Turn> 
 
   for (let position = 0; position < messages.length; position++) {
     const message = messages[position] as Message;
-    if (message.role === 'assistant' && message.injected) continue;
+    // A harness-made assistant message is no turn and is not sent back, unless a compaction keeps it (the
+    // fixed acknowledgement of a summary some agents put after it): then it is found by its id.
+    if (message.role === 'assistant' && message.injected) {
+      if (message.nativeId !== undefined) byNativeId.set(message.nativeId, message);
+      continue;
+    }
     if (message.role !== 'tool') closePending();
 
     if (isModelTurn(message)) {

@@ -3,7 +3,18 @@ import { run } from '../helpers/cli.js';
 
 // `--help` is where a user learns a command: every option is shown in use in an example, and no default is
 // printed twice or as something that says nothing ("(default: [])", "(default: false)").
-const commands = ['ingest', 'sessions', 'show', 'replay', 'runs', 'runs check', 'runs compare', 'stats', 'export', 'verify'];
+const commands = [
+  'ingest',
+  'sessions',
+  'show',
+  'replay',
+  'runs',
+  'runs check',
+  'runs compare',
+  'stats',
+  'export',
+  'verify',
+];
 /** Options every command has, explained once in the README and by their own text. */
 const common = new Set(['--help', '--db', '--json']);
 

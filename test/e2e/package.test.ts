@@ -156,6 +156,10 @@ describe('the npm package', () => {
         'dist/cli/main.js',
         // Codex 0.169's tool definitions ship in dist (replay/catalogue/codex-0.169.js): their licence with them.
         'licenses/openai-codex.Apache-2.0.txt',
+        // Gemini CLI 0.61's tool definitions (replay/catalogue/gemini.js) likewise.
+        'licenses/google-gemini-cli.Apache-2.0.txt',
+        // Qwen Code 0.24.4's tool definitions (replay/catalogue/qwen.js) likewise.
+        'licenses/qwen-code.Apache-2.0.txt',
       ]),
     );
     const samples = filesUnder(join(root, 'sample-sessions')).map((path) => `sample-sessions/${path}`);

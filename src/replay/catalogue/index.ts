@@ -7,7 +7,9 @@ import { claudeCodeSystemPrompt, claudeCodeTools } from './claude-code.js';
 import { codexSystemPrompt, codexTools } from './codex.js';
 import { codex0169Tools } from './codex-0.169.js';
 import { dockerAgentSystemPrompt, dockerAgentTools } from './docker-agent.js';
+import { geminiSystemPrompt, geminiTools } from './gemini.js';
 import { hiddenOpencodeTools, opencodeSystemPrompt, opencodeTools } from './opencode.js';
+import { qwenSystemPrompt, qwenTools } from './qwen.js';
 import { deepFreeze, object } from './schema.js';
 import type { Catalogue, JsonSchema, ToolSpec } from './types.js';
 
@@ -18,6 +20,8 @@ const catalogues: Readonly<Record<AgentId, Catalogue>> = deepFreeze({
   opencode: { agent: 'opencode', tools: opencodeTools, systemPrompt: opencodeSystemPrompt },
   codex: { agent: 'codex', tools: codexTools, systemPrompt: codexSystemPrompt },
   'docker-agent': { agent: 'docker-agent', tools: dockerAgentTools, systemPrompt: dockerAgentSystemPrompt },
+  gemini: { agent: 'gemini', tools: geminiTools, systemPrompt: geminiSystemPrompt },
+  qwen: { agent: 'qwen', tools: qwenTools, systemPrompt: qwenSystemPrompt },
 });
 
 const byName = new Map<string, ReadonlyMap<string, ToolSpec>>(

@@ -3,6 +3,10 @@ import { type AgentId, agents } from '../../../src/model/session.js';
 import { catalogue, isReadOnly } from '../../../src/replay/catalogue/index.js';
 import { schemaProblems } from './schema-check.js';
 
+// Catalogues that are the agent's own tools exactly as its requests sent them (Gemini CLI's, Qwen Code's), however
+// long their text: a test of their own checks each against the requests.
+const ownText = new Set<AgentId>(['gemini', 'qwen']);
+
 describe.each(agents)('the %s catalogue', (agent) => {
   const { tools, systemPrompt } = catalogue(agent);
 
@@ -19,7 +23,7 @@ describe.each(agents)('the %s catalogue', (agent) => {
     for (const name of names) expect(name).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
   });
 
-  it('gives every tool a one-or-two sentence description', () => {
+  it.runIf(!ownText.has(agent))('gives every tool a one-or-two sentence description', () => {
     for (const spec of tools) {
       expect(spec.description, spec.name).not.toBe('');
       expect(spec.description.length, spec.name).toBeLessThan(200);
@@ -31,7 +35,12 @@ describe.each(agents)('the %s catalogue', (agent) => {
     for (const spec of tools) {
       expect(spec.parameters.type, spec.name).toBe('object');
       expect(spec.parameters.properties, spec.name).toBeDefined();
-      expect(schemaProblems(spec.parameters, spec.name)).toEqual([]);
+      // An agent's own schema may leave an object open (Qwen's `tool_call.arguments`): that is what it sent.
+      const problems = schemaProblems(spec.parameters, spec.name).filter(
+        (problem) =>
+          !(ownText.has(agent) && problem.endsWith('object without properties or additionalProperties')),
+      );
+      expect(problems).toEqual([]);
       expect(spec.inferred, spec.name).toBeUndefined();
     }
   });
@@ -144,6 +153,39 @@ const readOnlyTable: Record<AgentId, Record<string, boolean>> = {
     run_background_agent: false,
     user_prompt: false,
   },
+  gemini: {
+    read_file: true,
+    list_directory: true,
+    glob: true,
+    grep_search: true,
+    web_fetch: true,
+    google_web_search: true,
+    list_background_processes: true,
+    read_background_output: true,
+    run_shell_command: false,
+    write_file: false,
+    replace: false,
+    update_topic: false,
+    enter_plan_mode: false,
+    invoke_agent: false,
+    activate_skill: false,
+  },
+  qwen: {
+    read_file: true,
+    glob: true,
+    grep_search: true,
+    tool_search: true,
+    list_agents: true,
+    get_goal: true,
+    run_shell_command: false,
+    write_file: false,
+    edit: false,
+    notebook_edit: false,
+    agent: false,
+    skill: false,
+    tool_call: false,
+    update_goal: false,
+  },
 };
 
 describe('read-only flags', () => {
@@ -180,7 +222,7 @@ describe('read-only flags', () => {
 
 describe('catalogue', () => {
   it('refuses an agent it does not know', () => {
-    expect(() => catalogue('gemini' as AgentId)).toThrow(/no tool catalogue/);
-    expect(isReadOnly('gemini' as AgentId, 'Read')).toBe(false);
+    expect(() => catalogue('aider' as AgentId)).toThrow(/no tool catalogue/);
+    expect(isReadOnly('aider' as AgentId, 'Read')).toBe(false);
   });
 });
