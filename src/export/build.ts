@@ -67,8 +67,10 @@ function sampleMessages(
         out.push({ role: 'system', content: text(message.parts) });
         break;
       case 'user': {
-        // A compaction summary is what the model had instead of the history: always kept.
-        if (message.injected && !includeInjected && !message.compaction) break;
+        // A compaction summary is what the model had instead of the history: always kept. Harness context that
+        // replaces its earlier copy (Gemini CLI's session context on a resume) is an attachment, injected text.
+        const summary = message.compaction && message.attachment === undefined;
+        if (message.injected && !includeInjected && !summary) break;
         const content = text(message.parts);
         if (message.parts.some((part) => part.type === 'image'))
           notes.push('image in a user message left out');

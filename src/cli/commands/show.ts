@@ -128,7 +128,7 @@ function render(message: Message, turn?: number): string {
   const flags = [
     message.injected ? 'injected' : '',
     message.attachment ? `${message.attachment} attachment` : '',
-    message.compaction ? 'compaction summary' : '',
+    message.compaction ? (message.attachment ? 'replaces the earlier context' : 'compaction summary') : '',
     message.model ?? '',
   ]
     .filter(Boolean)
@@ -148,6 +148,8 @@ function render(message: Message, turn?: number): string {
 /** What a compaction summary left the model: nothing before it, or the earlier messages it kept. */
 function compactionNote(summary: Message): string {
   const kept = (summary.preserved ?? []).filter((id) => id !== summary.nativeId).length;
+  if (summary.attachment)
+    return `[harness context that replaces its earlier copy; the model still saw the ${kept} earlier message(s) listed with it]`;
   return kept === 0
     ? '[the model saw nothing before this summary]'
     : `[from here on the model saw only this summary and the ${kept} earlier message(s) it kept, then what follows]`;
