@@ -1,10 +1,14 @@
-// A run's verdict as Markdown for CI pages (GitHub's step summary and the like): short, tables, the failed gates
+// A run's verdict as Markdown for CI pages (and the data of its HTML page, report-html.ts) (GitHub's step summary and the like): short, tables, the failed gates
 // first, then the figures, then the sessions that diverged or failed (the rest counted). `--report FILE` writes
 // FILE.md, and the same text is appended to $GITHUB_STEP_SUMMARY when that is set. Pure but for the writing.
 import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
+import { turns } from '../model/turns.js';
+import { assistantMessage } from '../replay/chat.js';
 import type { GateVerdict } from '../replay/gates.js';
 import { diverged, thresholdText } from '../replay/gates.js';
-import type { RunFigures, RunRow, SessionFigures } from '../store/runs.js';
+import type { MissRecord, RunFigures, RunRow, RunStore, SessionFigures } from '../store/runs.js';
+import type { SessionStore } from '../store/sessions.js';
+import type { ReportSession, ReportTurn } from './report-html.js';
 import { version } from './version.js';
 
 export interface RunReport {
@@ -130,5 +134,66 @@ export function writeMarkdown(
     renameSync(`${target}.tmp`, target);
   }
   if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, `${markdown}\n`);
+  return target;
+}
+
+/** Each session of a run with its turns as the HTML report shows them: the original and the replayed answer. */
+export function reportSessions(
+  runs: RunStore,
+  store: SessionStore,
+  runId: string,
+  sessions: readonly SessionFigures[],
+): ReportSession[] {
+  const misses = new Map<string, MissRecord[]>();
+  for (const miss of runs.misses(runId)) {
+    const list = misses.get(miss.sessionId) ?? [];
+    // Bounded per session: a run that missed on every call is summed up by its count.
+    if (list.length < 50) list.push(miss);
+    misses.set(miss.sessionId, list);
+  }
+  return sessions.map((figures) => {
+    const loaded = store.load(figures.sessionId);
+    const recorded = loaded ? [...turns(loaded.session.messages, loaded.own)] : [];
+    const shown = (message: {
+      content: unknown;
+      tool_calls?: { function: { name: string; arguments: string } }[];
+    }) => ({
+      text: typeof message.content === 'string' ? message.content : '',
+      calls: (message.tool_calls ?? []).map((call) => ({
+        name: call.function.name,
+        args: call.function.arguments,
+      })),
+    });
+    const rows = runs.turnRows(runId, figures.sessionId);
+    return {
+      figures,
+      turns: rows.map((row): ReportTurn => {
+        const original = recorded[row.turn - 1]?.response;
+        let replayed: ReportTurn['replayed'];
+        try {
+          if (row.response) replayed = shown(JSON.parse(row.response) as Parameters<typeof shown>[0]);
+        } catch {
+          replayed = undefined;
+        }
+        return {
+          turn: row.turn,
+          match: row.status === 'failed' ? 'failed' : (row.match ?? 'none'),
+          ...(original ? { original: shown(assistantMessage(original)) } : {}),
+          ...(replayed ? { replayed } : {}),
+          misses: (misses.get(figures.sessionId) ?? [])
+            .filter((miss) => miss.turn === row.turn)
+            .map(({ call, nearest }) => ({ call, nearest })),
+          ...(row.error ? { error: row.error } : {}),
+        };
+      }),
+    };
+  });
+}
+
+/** Writes the HTML beside the Markdown (`FILE.html`), whole or not at all. */
+export function writeHtml(file: string, html: string): string {
+  const target = `${file.replace(/\.md$/, '')}.html`;
+  writeFileSync(`${target}.tmp`, html);
+  renameSync(`${target}.tmp`, target);
   return target;
 }

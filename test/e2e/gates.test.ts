@@ -5,8 +5,9 @@
 // Recall and precision are then 5/6, one session of two diverged, first at turn 2, no misses, no failures.
 // Each gate exits 4 exactly when its threshold is crossed, names B, and agrees between options, the gates file,
 // `runs check` and JUnit; side effects (3) outrank a failed gate, a failed gate outranks failed turns (1).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root, run, tempDir } from '../helpers/cli.js';
 import {
@@ -366,4 +367,73 @@ describe('replay --report', () => {
     if (process.env.UPDATE_GOLDEN) writeFileSync(golden, stable);
     expect(stable).toBe(readFileSync(golden, 'utf8'));
   });
+});
+
+/** Debian's chromium (.ci/run installs it where it can); without one the browser test cannot run. */
+const browser = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
+
+describe('replay --report: the HTML page', () => {
+  it.runIf(browser)(
+    'opens in a real browser with no network and no console error: figures, plot, a session’s two answers diffed',
+    async () => {
+      const out = join(dir.path, 'html.jsonl');
+      const file = join(dir.path, 'html-report');
+      const ran = await run([
+        'replay',
+        '--all',
+        '--model',
+        'openai:scripted',
+        '--base-url',
+        server.baseURL,
+        '--db',
+        db,
+        '--out',
+        out,
+        '--min-recall',
+        '0.9',
+        '--report',
+        file,
+      ]);
+      expect(ran.exitCode).toBe(4);
+      expect(ran.stderr).toContain(`report: ${file}.html`);
+      const launched = await chromium.launch({ executablePath: browser as string, args: ['--no-sandbox'] });
+      try {
+        const page = await launched.newPage();
+        const problems: string[] = [];
+        const requests: string[] = [];
+        page.on('console', (message) => {
+          if (message.type() === 'error') problems.push(message.text());
+        });
+        page.on('pageerror', (error) => problems.push(String(error)));
+        page.on('request', (request) => requests.push(request.url()));
+        await page.goto(`file://${file}.html`);
+        expect(await page.textContent('#verdict')).toBe('1 gate(s) failed');
+        expect(await page.textContent('#gates')).toContain('recall 83.3% (5 of 6 recorded calls made)');
+        expect(await page.textContent('#figures')).toContain('83.3%');
+        // One session diverged, at turn 2: one bar.
+        expect(await page.locator('#plot rect.bar').count()).toBe(1);
+        expect(await page.getAttribute('#plot rect.bar', 'data-turn')).toBe('2');
+        // Open session B from the table: its turn 2 shows both answers, the differing call marked on each side.
+        await page.click(`#link-${ids.b}`);
+        await page.waitForSelector('#shown');
+        expect(page.url()).toContain(`#session-${ids.b}`);
+        const turn = page.locator(`[id="session-${ids.b}-turn-2"]`);
+        expect(await turn.textContent()).toContain('differs');
+        expect(await turn.locator('del').first().textContent()).toContain('file-2.txt');
+        expect(await turn.locator('ins').first().textContent()).toContain('elsewhere.txt');
+        // A turn that matched shows no difference.
+        expect(
+          await page
+            .locator(`[id="session-${ids.b}-turn-1"] ins, [id="session-${ids.b}-turn-1"] del`)
+            .count(),
+        ).toBe(0);
+        mkdirSync(join(root, 'test-artifacts'), { recursive: true });
+        await page.screenshot({ path: join(root, 'test-artifacts', 'report.png'), fullPage: true });
+        expect(problems).toEqual([]);
+        expect(requests.every((url) => url === `file://${file}.html`)).toBe(true);
+      } finally {
+        await launched.close();
+      }
+    },
+  );
 });

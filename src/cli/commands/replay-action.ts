@@ -17,7 +17,8 @@ import { ExitCode, UserError } from '../errors.js';
 import { anyGate, gatesOf } from '../gates.js';
 import { collectGarbage } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
-import { commandLine, formatRunMarkdown, writeMarkdown } from '../report.js';
+import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
+import { formatRunHtml } from '../report-html.js';
 import type { ReplayOptions } from './replay.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
 import { type DriverOption, drivers, type StoredOptions } from './replay-drivers.js';
@@ -316,8 +317,19 @@ export async function replay(
       ...(report ? { sideEffects: { changes: report.changes.length, roots: report.roots } } : {}),
       command: commandLine(),
     });
-    if (options.report) say(`${err.dim('report:')} ${writeMarkdown(resolve(options.report), markdown)}`);
-    else writeMarkdown('', markdown, process.env, false);
+    if (options.report) {
+      const file = resolve(options.report);
+      say(`${err.dim('report:')} ${writeMarkdown(file, markdown)}`);
+      const html = formatRunHtml({
+        run,
+        figures,
+        verdicts,
+        sessions: reportSessions(runs, sessions, runId, perSession),
+        command: commandLine(),
+        ...(report ? { sideEffects: { roots: report.roots, changes: report.changes } } : {}),
+      });
+      say(`${err.dim('report:')} ${writeHtml(file, html)}`);
+    } else writeMarkdown('', markdown, process.env, false);
   }
   if (sideEffects) return ExitCode.sideEffects;
   if (verdicts.some((verdict) => !verdict.passed)) return ExitCode.divergence;

@@ -191,7 +191,7 @@ export function registerReplay(program: Command): void {
     )
     .option(
       '--report <file>',
-      'also write the verdict as Markdown to FILE.md (gates, figures, the sessions that diverged); appended to $GITHUB_STEP_SUMMARY when set',
+      'also write the verdict to FILE.md (Markdown for CI pages, appended to $GITHUB_STEP_SUMMARY when set) and FILE.html (a self-contained page: figures, a divergence plot, each session’s answers side by side, diffed)',
     )
     .addOption(demoOption())
     .addOption(dbOption())

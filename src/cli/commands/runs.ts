@@ -12,10 +12,12 @@ import {
   type RunRow,
   RunStore,
 } from '../../store/runs.js';
+import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { addGateOptions, anyGate, type GateFlags, gatesOf } from '../gates.js';
 import { formatBytes, table, writeOut } from '../output.js';
-import { commandLine, formatRunMarkdown, writeMarkdown } from '../report.js';
+import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
+import { formatRunHtml } from '../report-html.js';
 import { dbOption, jsonOption } from './options.js';
 import { registerCompare } from './runs-compare.js';
 
@@ -185,7 +187,7 @@ function registerCheck(runs: Command): void {
     )
     .option(
       '--report <file>',
-      'also write the verdict as Markdown to FILE.md; appended to $GITHUB_STEP_SUMMARY when set',
+      'also write the verdict to FILE.md (appended to $GITHUB_STEP_SUMMARY when set) and FILE.html (a self-contained page)',
     )
     .addOption(dbOption())
     .addOption(jsonOption())
@@ -268,8 +270,28 @@ Examples:
                 : {}),
               command: commandLine(),
             });
-            if (options.report) writeMarkdown(resolve(options.report), markdown);
-            else writeMarkdown('', markdown, process.env, false);
+            if (options.report) {
+              const file = resolve(options.report);
+              writeMarkdown(file, markdown);
+              writeHtml(
+                file,
+                formatRunHtml({
+                  run,
+                  figures,
+                  verdicts,
+                  sessions: reportSessions(store, new SessionStore(db), run.id, sessions),
+                  command: commandLine(),
+                  ...(summary.checks > 0
+                    ? {
+                        sideEffects: {
+                          roots: summary.roots,
+                          changes: changes.map((c) => ({ kind: c.kind, path: c.path, layers: c.layers })),
+                        },
+                      }
+                    : {}),
+                }),
+              );
+            } else writeMarkdown('', markdown, process.env, false);
           }
           if (summary.changes > 0) process.exitCode = ExitCode.sideEffects;
           else if (verdicts.some((verdict) => !verdict.passed)) process.exitCode = ExitCode.divergence;
