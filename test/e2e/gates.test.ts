@@ -312,6 +312,26 @@ describe('runs compare', () => {
     expect(
       (await run(['runs', 'compare', baseline, better, '--db', db, '--max-regressions', '2'])).exitCode,
     ).toBe(0);
+    // The comparison as reports: Markdown for the CI page, and HTML with an anchor per session and changed turn.
+    const file = join(dir.path, 'compare');
+    const summary = join(dir.path, 'compare-summary.md');
+    const reported = await run(
+      ['runs', 'compare', baseline, better, '--db', db, '--max-regressions', '1', '--report', file],
+      { env: { GITHUB_STEP_SUMMARY: summary } },
+    );
+    expect(reported.exitCode).toBe(4);
+    const markdown = readFileSync(`${file}.md`, 'utf8');
+    expect(markdown).toContain(
+      `## replay-history: ${better} against ${baseline} — gate failed: 1 turn(s) improved, 2 regressed`,
+    );
+    expect(markdown).toContain('❌ `--max-regressions 1`: 2 turn(s) regressed');
+    expect(markdown).toContain(
+      `| \`${ids.a.slice(0, 12)}\` | 2 | 0 | turn 3 exact → differs; turn 4 none → none (text 1.00 → 0.00) |`,
+    );
+    expect(readFileSync(summary, 'utf8')).toBe(`${markdown}\n`);
+    const html = readFileSync(`${file}.html`, 'utf8');
+    expect(html).toContain(`<li id="session-${ids.a}-turn-3" class="regressed">`);
+    expect(html).toContain(`<li id="session-${ids.b}-turn-2" class="improved">`);
     // A run over A alone: B is listed, not dropped.
     const partial = JSON.parse(
       (await run(['runs', 'compare', baseline, onlyA, '--db', db, '--json'])).stdout,

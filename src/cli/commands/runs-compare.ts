@@ -1,6 +1,7 @@
 // `runs compare A B`: a baseline run and a candidate over the same sessions, turn by turn — which turns improved
 // and which regressed (replay/compare.ts), the figures of both with their deltas, the sessions that regressed
 // most, and the sessions only one run holds — and a gate on regressions (exit 4).
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { turns } from '../../model/turns.js';
 import { assistantMessage } from '../../replay/chat.js';
@@ -11,6 +12,8 @@ import { SessionStore } from '../../store/sessions.js';
 import { ExitCode } from '../errors.js';
 import { countOf } from '../gates.js';
 import { table, writeOut } from '../output.js';
+import { commandLine, writeHtml, writeMarkdown } from '../report.js';
+import { type CompareReport, formatCompareHtml, formatCompareMarkdown } from '../report-compare.js';
 import { dbOption, jsonOption } from './options.js';
 
 /** The figures compared, as `A`, `B` and B − A. */
@@ -56,6 +59,10 @@ export function registerCompare(runs: Command): void {
     .option('--max-regressions <n>', 'gate: exit 4 when more than this many turns regressed', (value) =>
       countOf('--max-regressions', value),
     )
+    .option(
+      '--report <file>',
+      'also write the comparison to FILE.md (appended to $GITHUB_STEP_SUMMARY when set) and FILE.html',
+    )
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
@@ -70,10 +77,15 @@ Exit codes: 0 · 2 a usage error (an unknown run) · 4 more turns regressed than
 
 Examples:
   $ replay-history runs compare run_20261130T101500_3f9a2c run_20261201T090000_7c1d00
-  $ replay-history runs compare run_2026113 run_2026120 --max-regressions 0 --json`,
+  $ replay-history runs compare run_2026113 run_2026120 --max-regressions 0 --json
+  $ replay-history runs compare run_2026113 run_2026120 --report compare`,
     )
     .action(
-      (first: string, second: string, options: { db: string; json?: boolean; maxRegressions?: number }) => {
+      (
+        first: string,
+        second: string,
+        options: { db: string; json?: boolean; maxRegressions?: number; report?: string },
+      ) => {
         const db = openDb(options.db, { readOnly: true });
         try {
           const store = new RunStore(db);
@@ -213,6 +225,53 @@ Examples:
                 `gate        --max-regressions ${gate.maxRegressions}: ${sum('regressed')} turn(s) regressed, ${gate.passed ? 'passed' : 'FAILED (exit 4)'}`,
               );
             writeOut(lines.join('\n'));
+          }
+          if (options.report || process.env.GITHUB_STEP_SUMMARY) {
+            const share = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
+            const signed = (x: number | null, percent = false) =>
+              x === null ? '–' : `${x > 0 ? '+' : ''}${percent ? (x * 100).toFixed(1) : x}`;
+            const d = delta(figuresA, figuresB);
+            const report: CompareReport = {
+              baseline: a.id,
+              candidate: b.id,
+              command: commandLine(),
+              figures: [
+                {
+                  name: 'recall',
+                  baseline: share(figuresA.recall),
+                  candidate: share(figuresB.recall),
+                  delta: signed(d.recall, true),
+                },
+                {
+                  name: 'precision',
+                  baseline: share(figuresA.precision),
+                  candidate: share(figuresB.precision),
+                  delta: signed(d.precision, true),
+                },
+                ...(['exactTurns', 'divergedSessions', 'misses', 'failedTurns'] as const).map((key) => ({
+                  name: {
+                    exactTurns: 'exact turns',
+                    divergedSessions: 'diverged sessions',
+                    misses: 'misses',
+                    failedTurns: 'failed turns',
+                  }[key],
+                  baseline: String(figuresA[key]),
+                  candidate: String(figuresB[key]),
+                  delta: signed(d[key]),
+                })),
+              ],
+              totals: { improved: sum('improved'), regressed: sum('regressed'), same: sum('same') },
+              ...(gate ? { gate } : {}),
+              sessions: results,
+              onlyBaseline: onlyA,
+              onlyCandidate: onlyB,
+            };
+            const markdown = formatCompareMarkdown(report);
+            if (options.report) {
+              const file = resolve(options.report);
+              writeMarkdown(file, markdown);
+              writeHtml(file, formatCompareHtml(report));
+            } else writeMarkdown('', markdown, process.env, false);
           }
           if (gate && !gate.passed) process.exitCode = ExitCode.divergence;
         } finally {
