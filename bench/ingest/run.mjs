@@ -4,7 +4,7 @@
 // fast a re-run over unchanged input is, and how big the store gets. Prints figures only; it asserts no timings.
 //
 //   npm run bench:ingest                       (builds first; Claude Code, sizes 50, 100, 200 MB)
-//   node bench/ingest/run.mjs --agent claude-code|codex|opencode|all --sizes 10,50 [--seed 1] [--runs 3]
+//   node bench/ingest/run.mjs --agent claude-code|codex|gemini|qwen|opencode|all --sizes 10,50 [--seed 1] [--runs 3]
 //                             [--heap-cap 48] [--json]
 //
 // Every format goes through the same measuring path; what differs (generator, where the corpus root is, which
@@ -114,6 +114,67 @@ const profiles = {
           `store holds ${stored.unanswered} unanswered tool calls ≠ ${c.interrupted} interrupted turns written`,
         ];
       return [];
+    },
+  },
+  gemini: {
+    title:
+      'Gemini CLI (--agent gemini): .gemini/tmp/<slug>/chats/session-*.jsonl and sub-agents; baseline: read + JSON.parse every line',
+    generator: 'generate-gemini.mjs',
+    baseline: 'baseline.mjs',
+    target: (dir) => dir,
+    root: (dir) => join(dir, '.gemini', 'tmp'),
+    bytesLabel: 'log bytes',
+    units: 'files',
+    unitsLabel: '.jsonl files',
+    records: 'lines',
+    expectedRecords: (c) => c.lines,
+    largestLabel: 'largest file',
+    sessionsLabel: 'sessions main/sub (resume stubs)',
+    sessionsCell: (c) => `${c.sessions.main}/${c.sessions.subagent} (${c.sessions.stubs})`,
+    // A resume's stub file (its header and session context) holds no session of its own.
+    expectedSessions: (c) => c.sessions.main + c.sessions.subagent,
+    sessionsWhat: 'session and sub-agent logs',
+    toolUsesWhat: 'calls written (a resume or compression copy counted once)',
+    expectedNote: /no conversation in the file \(only its metadata and session context: a resume left it\)/,
+    noteHint: 'one per resume stub the generator writes',
+    checks(c, summary, stored) {
+      const problems = [];
+      // The only other files are the projects' .project_root markers.
+      if (summary.files.ignored !== c.projects)
+        problems.push(`files ignored ${summary.files.ignored} ≠ ${c.projects} .project_root files`);
+      if (stored && stored.messages !== c.messages)
+        problems.push(`store holds ${stored.messages} messages ≠ ${c.messages} the generator counted`);
+      if (stored?.unanswered) problems.push(`store holds ${stored.unanswered} unanswered tool calls ≠ 0`);
+      return problems;
+    },
+  },
+  qwen: {
+    title:
+      'Qwen Code (--agent qwen): .qwen/projects/<slug>/chats/<session>.jsonl; baseline: read + JSON.parse every line',
+    generator: 'generate-qwen.mjs',
+    baseline: 'baseline.mjs',
+    target: (dir) => dir,
+    root: (dir) => join(dir, '.qwen', 'projects'),
+    bytesLabel: 'session bytes',
+    units: 'files',
+    unitsLabel: '.jsonl files',
+    records: 'lines',
+    expectedRecords: (c) => c.lines,
+    largestLabel: 'largest file',
+    sessionsLabel: 'sessions (compressions)',
+    sessionsCell: (c) => `${c.sessions.main} (${c.compressions})`,
+    expectedSessions: (c) => c.sessions.main,
+    sessionsWhat: 'session files',
+    toolUsesWhat: 'functionCall parts written',
+    // Compressions' summarizer and the memory extractor are side requests: one note per file that has them.
+    expectedNote: /side request\(s\) are not turns/,
+    noteHint: 'the generator writes memory-extractor and summarizer requests on purpose',
+    checks(c, _summary, stored) {
+      const problems = [];
+      if (stored && stored.messages !== c.messages)
+        problems.push(`store holds ${stored.messages} messages ≠ ${c.messages} the generator counted`);
+      if (stored?.unanswered) problems.push(`store holds ${stored.unanswered} unanswered tool calls ≠ 0`);
+      return problems;
     },
   },
   opencode: {

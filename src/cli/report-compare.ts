@@ -25,7 +25,7 @@ export interface CompareReport {
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function changed(turn: TurnComparison): string {
@@ -101,36 +101,38 @@ export function formatCompareHtml(report: CompareReport): string {
         .filter((t) => t.outcome !== 'same')
         .map(
           (t) =>
-            `<li id="session-${escape(s.sessionId)}-turn-${t.turn}" class="${mark(t.outcome)}">${escape(t.outcome)}: ${escape(changed(t))}</li>`,
+            `<li id="session-${escapeHtml(s.sessionId)}-turn-${t.turn}" class="${mark(t.outcome)}">${escapeHtml(t.outcome)}: ${escapeHtml(changed(t))}</li>`,
         )
         .join('');
-      return `<section id="session-${escape(s.sessionId)}"><h3><code>${escape(s.sessionId)}</code> · ${s.regressed} regressed, ${s.improved} improved, ${s.same} the same</h3>${turns ? `<ul>${turns}</ul>` : '<p>no turn changed</p>'}</section>`;
+      return `<section id="session-${escapeHtml(s.sessionId)}"><h3><code>${escapeHtml(s.sessionId)}</code> · ${s.regressed} regressed, ${s.improved} improved, ${s.same} the same</h3>${turns ? `<ul>${turns}</ul>` : '<p>no turn changed</p>'}</section>`;
     })
     .join('');
   const only = (title: string, ids: readonly string[]) =>
-    ids.length === 0 ? '' : `<p>${title}: ${ids.map((id) => `<code>${escape(id)}</code>`).join(', ')}</p>`;
+    ids.length === 0
+      ? ''
+      : `<p>${title}: ${ids.map((id) => `<code>${escapeHtml(id)}</code>`).join(', ')}</p>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<title>replay-history ${escape(report.candidate)} against ${escape(report.baseline)}</title>
+<title>replay-history ${escapeHtml(report.candidate)} against ${escapeHtml(report.baseline)}</title>
 <style>body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px 48px}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px}.regressed{color:#b00020}.improved{color:#137333}h3{font-size:14px}code{font:12px ui-monospace,monospace}</style>
 </head><body>
-<h1>${escape(report.candidate)} against ${escape(report.baseline)}</h1>
-<p id="verdict">${escape(verdict(report))}</p>
-<p><code>${escape(report.command)}</code><br>replay-history ${escape(version)}</p>
+<h1>${escapeHtml(report.candidate)} against ${escapeHtml(report.baseline)}</h1>
+<p id="verdict">${escapeHtml(verdict(report))}</p>
+<p><code>${escapeHtml(report.command)}</code><br>replay-history ${escapeHtml(version)}</p>
 <table id="figures"><tr><th></th><th>baseline</th><th>candidate</th><th>delta</th></tr>${rows(
     report.figures.map((row) => [
-      escape(row.name),
-      escape(row.baseline),
-      escape(row.candidate),
-      escape(row.delta),
+      escapeHtml(row.name),
+      escapeHtml(row.baseline),
+      escapeHtml(row.candidate),
+      escapeHtml(row.delta),
     ]),
   )}</table>
 <h2>Regressed most</h2><ul>${worst(report.sessions)
     .slice(0, 50)
     .map(
       (s) =>
-        `<li><a href="#session-${escape(s.sessionId)}">${escape(s.sessionId.slice(0, 12))}</a> ${s.regressed} regressed, ${s.improved} improved</li>`,
+        `<li><a href="#session-${escapeHtml(s.sessionId)}">${escapeHtml(s.sessionId.slice(0, 12))}</a> ${s.regressed} regressed, ${s.improved} improved</li>`,
     )
     .join('')}</ul>
 ${only('Only in the baseline', report.onlyBaseline)}${only('Only in the candidate', report.onlyCandidate)}

@@ -51,7 +51,7 @@ const cut = (text: string) =>
     ? `${text.slice(0, shownChars)}… [${text.length - shownChars} more characters in the pairs file]`
     : text;
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const percent = (share: number | null) => (share === null ? '–' : `${(share * 100).toFixed(1)}%`);
@@ -184,14 +184,14 @@ export function formatRunHtml(report: HtmlReport): string {
       : `<h2>Gates</h2><table id="gates"><tr><th></th><th>gate</th><th>threshold</th><th>figure</th><th>sessions</th></tr>${rows(
           [...failed, ...verdicts.filter((v) => v.passed)].map((v) => [
             v.passed ? '<span class="passed">passed</span>' : '<span class="failed">FAILED</span>',
-            `<code>${escape(v.option)}</code>`,
-            escape(thresholdText(v.gate, v.threshold)),
-            escape(v.said),
+            `<code>${escapeHtml(v.option)}</code>`,
+            escapeHtml(thresholdText(v.gate, v.threshold)),
+            escapeHtml(v.said),
             v.sessions
               .slice(0, 10)
               .map(
                 (s) =>
-                  `<a href="#session-${escape(s.sessionId)}">${escape(s.sessionId.slice(0, 12))}</a> ${escape(s.why)}`,
+                  `<a href="#session-${escapeHtml(s.sessionId)}">${escapeHtml(s.sessionId.slice(0, 12))}</a> ${escapeHtml(s.why)}`,
               )
               .join('<br>'),
           ]),
@@ -221,26 +221,26 @@ export function formatRunHtml(report: HtmlReport): string {
       : `<h2>Failed turns</h2><ul>${f.failures
           .map(
             (x) =>
-              `<li>${x.count} × ${escape(x.cause.slice(0, 500))} (first: <a href="#session-${escape(x.first.sessionId)}-turn-${x.first.turn}">${escape(x.first.sessionId.slice(0, 12))} turn ${x.first.turn}</a>)</li>`,
+              `<li>${x.count} × ${escapeHtml(x.cause.slice(0, 500))} (first: <a href="#session-${escapeHtml(x.first.sessionId)}-turn-${x.first.turn}">${escapeHtml(x.first.sessionId.slice(0, 12))} turn ${x.first.turn}</a>)</li>`,
           )
           .join('')}</ul>`;
   const side = report.sideEffects
     ? `<h2>Side effects</h2>${
         effects === 0
-          ? `<p id="side-effects">none under ${escape(report.sideEffects.roots.join(', '))}</p>`
+          ? `<p id="side-effects">none under ${escapeHtml(report.sideEffects.roots.join(', '))}</p>`
           : `<table id="side-effects"><tr><th>kind</th><th>path</th><th>seen by</th></tr>${rows(
               report.sideEffects.changes.map((c) => [
-                escape(c.kind),
-                `<code>${escape(c.path)}</code>`,
-                escape((c.layers ?? []).join(', ')),
+                escapeHtml(c.kind),
+                `<code>${escapeHtml(c.path)}</code>`,
+                escapeHtml((c.layers ?? []).join(', ')),
               ]),
             )}</table>`
       }`
     : '<h2>Side effects</h2><p id="side-effects">not checked (no directory was watched)</p>';
   const sessions = `<h2>Sessions</h2><table id="sessions"><tr><th>session</th><th>status</th><th>turns</th><th>failed</th><th>first divergence</th><th>misses</th><th>calls made of recorded</th></tr>${rows(
     report.sessions.map(({ figures: s }) => [
-      `<a href="#session-${escape(s.sessionId)}" id="link-${escape(s.sessionId)}">${escape(s.sessionId.slice(0, 12))}</a>`,
-      s.status === 'pending' ? '–' : escape(s.status),
+      `<a href="#session-${escapeHtml(s.sessionId)}" id="link-${escapeHtml(s.sessionId)}">${escapeHtml(s.sessionId.slice(0, 12))}</a>`,
+      s.status === 'pending' ? '–' : escapeHtml(s.status),
       String(s.turnsDone),
       String(s.turnsFailed),
       s.firstDivergence === null
@@ -265,11 +265,11 @@ export function formatRunHtml(report: HtmlReport): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
-<title>replay-history ${escape(run.id)}: ${escape(verdict)}</title><style>${style}</style></head>
+<title>replay-history ${escapeHtml(run.id)}: ${escapeHtml(verdict)}</title><style>${style}</style></head>
 <body>
-<h1>replay-history run <code>${escape(run.id)}</code></h1>
-<p><span class="verdict ${ok ? 'good' : 'bad'}" id="verdict">${escape(verdict)}</span></p>
-<p><code id="command">${escape(report.command)}</code><br>replay-history ${escape(version)} · driver ${escape(options.driver ?? 'builtin')} · model <code>${escape(run.model)}</code> · ${escape(run.mode)} mode · ${escape(run.status)} · started ${escape(run.started_at)}</p>
+<h1>replay-history run <code>${escapeHtml(run.id)}</code></h1>
+<p><span class="verdict ${ok ? 'good' : 'bad'}" id="verdict">${escapeHtml(verdict)}</span></p>
+<p><code id="command">${escapeHtml(report.command)}</code><br>replay-history ${escapeHtml(version)} · driver ${escapeHtml(options.driver ?? 'builtin')} · model <code>${escapeHtml(run.model)}</code> · ${escapeHtml(run.mode)} mode · ${escapeHtml(run.status)} · started ${escapeHtml(run.started_at)}</p>
 ${gates}${figures}${failures}${side}
 <h2>Where sessions first diverged</h2>${divergencePlot(report.sessions.map((s) => s.figures))}
 ${sessions}
