@@ -224,6 +224,22 @@ export class GeminiConversation {
       .filter((id) => this.held.has(id));
     const kept: string[] = [];
     const taken = new Set<string>();
+    // The held messages by content key, the latest first: built once per compaction, and only if a kept item
+    // has a new id (hashing every held message again for each kept item made a long session quadratic).
+    type Candidate = typeof this.held extends Map<string, infer V> ? V : never;
+    let byKey: Map<string, Candidate[]> | undefined;
+    const candidates = (key: string): Candidate[] => {
+      if (!byKey) {
+        byKey = new Map();
+        for (const candidate of [...this.held.values()].reverse()) {
+          const key = contentKey(candidate.value);
+          const list = byKey.get(key);
+          if (list) list.push(candidate);
+          else byKey.set(key, [candidate]);
+        }
+      }
+      return byKey.get(key) ?? [];
+    };
     // The kept tail gets new ids: each item points at the earlier message it copies, the latest one first.
     for (const item of items.slice(snapshot + (ack ? 2 : 1))) {
       const id = String(item.id);
@@ -231,10 +247,7 @@ export class GeminiConversation {
         kept.push(this.aliases.get(id) ?? id);
         continue;
       }
-      const key = contentKey(item);
-      const match = [...this.held.values()]
-        .reverse()
-        .find((candidate) => !taken.has(candidate.id) && contentKey(candidate.value) === key);
+      const match = candidates(contentKey(item)).find((candidate) => !taken.has(candidate.id));
       if (match) {
         taken.add(match.id);
         this.aliases.set(id, match.id);
