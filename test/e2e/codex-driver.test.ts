@@ -245,6 +245,20 @@ describe('replay --agent codex of the sample sessions: Claude Code’s and openc
     expect(report).toMatchObject({ driver: 'codex', turnsFailed: 0, recall: 1, precision: 1 });
     // The one miss: the recorded `npm test` that never got a result (the session was cut off).
     expect(report.misses).toBe(1);
+    // Stored with the turn that made it.
+    const shown = JSON.parse(
+      (await run(['runs', (JSON.parse(replayed.stdout) as { id: string }).id, '--db', store, '--json']))
+        .stdout,
+    ) as { missList: { turn: number; sessionId: string; call: { input: unknown } }[] };
+    const [miss] = shown.missList;
+    const making = pairsOf(out).find(
+      (pair) =>
+        pair.session === miss?.sessionId &&
+        pair.completion.tool_calls?.some(
+          (call) => call.function.arguments === JSON.stringify(miss?.call.input),
+        ),
+    );
+    expect(miss?.turn).toBe(making?.turn);
     expect(report.matches.differs).toBe(0);
     expect(readdirSync(todo)).toEqual([]);
     const pairs = pairsOf(out);

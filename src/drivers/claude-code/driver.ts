@@ -344,7 +344,8 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     }
     run.runs.saveMiss(run.runId, {
       sessionId: conversation.session.id,
-      turn: conversation.steps,
+      // The step being answered: its pair is counted once its answer is assembled, after this.
+      turn: conversation.steps + 1,
       call: { name: call.name, input: call.input },
       nearest: tried.nearest,
       policy: run.onMiss,
