@@ -256,8 +256,10 @@ describe('provider errors', () => {
   });
 
   it('rejects an unknown provider as a usage error', async () => {
-    const result = await replay(['--model', 'gemini:pro']);
+    const result = await replay(['--model', 'bedrock:claude']);
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toContain("unknown provider 'gemini'");
+    expect(result.stderr).toContain(
+      "unknown provider 'bedrock' (use recorded, openai, responses, ollama, anthropic or gemini)",
+    );
   });
 });

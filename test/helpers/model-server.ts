@@ -152,7 +152,12 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     }
     const anthropic = /\/messages$/.test(path);
     const responses = /\/responses$/.test(path);
-    if (req.method !== 'POST' || !(anthropic || responses || /\/chat\/completions$/.test(path)) || !body) {
+    const gemini = /\/v1beta\/models\/[^/]+:(generateContent|streamGenerateContent)$/.exec(path);
+    if (
+      req.method !== 'POST' ||
+      !(anthropic || responses || gemini || /\/chat\/completions$/.test(path)) ||
+      !body
+    ) {
       sendJson(res, 404, { error: { message: `no route for ${req.method} ${path}`, type: 'not_found' } });
       return;
     }
@@ -198,6 +203,10 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         usage,
         stream: body.stream === true,
       });
+      return;
+    }
+    if (gemini) {
+      geminiReply(res, { reply, calls, usage, stream: gemini[1] === 'streamGenerateContent', model });
       return;
     }
     if (responses) {
@@ -554,5 +563,49 @@ function responsesReply(
     event('response.output_item.done', { output_index: index, item });
   });
   event('response.completed', { response: response('completed', output) });
+  res.end();
+}
+
+/**
+ * A Gemini API answer: the candidate's parts (thought text, text, each function call with its args), whole or as
+ * the server-sent chunks `:streamGenerateContent?alt=sse` sends (text in pieces, calls whole, usage last).
+ */
+function geminiReply(
+  res: ServerResponse,
+  args: {
+    reply: ScriptedReply;
+    calls: { id: string; name: string; arguments: string }[];
+    usage: Usage;
+    stream: boolean;
+    model: string;
+  },
+): void {
+  const { reply, calls, usage } = args;
+  const parts: Record<string, unknown>[] = [];
+  if (reply.reasoning !== undefined) parts.push({ text: reply.reasoning, thought: true });
+  if (reply.text !== undefined) parts.push({ text: reply.text });
+  for (const call of calls)
+    parts.push({ functionCall: { name: call.name, args: JSON.parse(call.arguments) } });
+  const usageMetadata = {
+    promptTokenCount: usage.prompt_tokens,
+    candidatesTokenCount: usage.completion_tokens,
+    totalTokenCount: usage.total_tokens,
+  };
+  const chunk = (content: Record<string, unknown>[], last: boolean) => ({
+    candidates: [
+      { content: { parts: content, role: 'model' }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) },
+    ],
+    ...(last ? { usageMetadata } : {}),
+    modelVersion: args.model,
+  });
+  if (!args.stream) {
+    sendJson(res, 200, chunk(parts, true));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  parts.forEach((part, index) =>
+    res.write(`data: ${JSON.stringify(chunk([part], index === parts.length - 1))}\r\n\r\n`),
+  );
+  if (parts.length === 0) res.write(`data: ${JSON.stringify(chunk([], true))}\r\n\r\n`);
   res.end();
 }

@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander';
 import { claudeCodeVersion } from '../../drivers/claude-code/environment.js';
 import { codexVersion } from '../../drivers/codex/environment.js';
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
+import { qwenVersion } from '../../drivers/qwen/environment.js';
 import { openDb } from '../../store/db.js';
 import type { Driver } from '../../store/runs.js';
 import { UserError } from '../errors.js';
@@ -39,6 +40,7 @@ export interface ReplayOptions extends GateFlags {
   opencodeBin?: string;
   claudeBin?: string;
   codexBin?: string;
+  qwenBin?: string;
   workspace?: string;
   sandbox?: boolean;
   quiet?: boolean;
@@ -66,14 +68,14 @@ export function registerReplay(program: Command): void {
     )
     .option(
       '--model <provider:model>',
-      'recorded, openai:MODEL, responses:MODEL (the OpenAI Responses API), ollama:MODEL or anthropic:MODEL',
+      'recorded, openai:MODEL, responses:MODEL (the OpenAI Responses API), ollama:MODEL, anthropic:MODEL or gemini:MODEL (the Gemini API)',
       'recorded',
     )
     .option(
       '--base-url <url>',
       'the endpoint: with /v1 for OpenAI-compatible servers (http://127.0.0.1:8000/v1), without for Anthropic ' +
         '(default, openai and responses: OPENAI_BASE_URL, else https://api.openai.com/v1; ollama: http://127.0.0.1:11434/v1; ' +
-        'anthropic: ANTHROPIC_BASE_URL, else https://api.anthropic.com)',
+        'anthropic: ANTHROPIC_BASE_URL, else https://api.anthropic.com; gemini: GOOGLE_GEMINI_BASE_URL, else https://generativelanguage.googleapis.com)',
     )
     .addOption(
       new Option(
@@ -153,9 +155,9 @@ export function registerReplay(program: Command): void {
     .addOption(
       new Option(
         '--agent <driver>',
-        'who runs the agent loop: builtin (ours), opencode, claude-code or codex (the real binary, every tool answered from the recording)',
+        'who runs the agent loop: builtin (ours), opencode, claude-code, codex or qwen (the real binary, every tool answered from the recording)',
       )
-        .choices(['builtin', 'opencode', 'claude-code', 'codex'])
+        .choices(['builtin', 'opencode', 'claude-code', 'codex', 'qwen'])
         .default('builtin'),
     )
     .option(
@@ -171,17 +173,21 @@ export function registerReplay(program: Command): void {
       `--agent codex: this codex binary (default: codex on PATH, else the project's @openai/codex; tested with ${codexVersion})`,
     )
     .option(
+      '--qwen-bin <path>',
+      `--agent qwen: this qwen binary (default: qwen on PATH, else the project's @qwen-code/qwen-code; tested with ${qwenVersion})`,
+    )
+    .option(
       '--context-limit <tokens>',
       '--agent opencode/codex: the model’s context window (codex: its auto-compaction limit), so the agent compacts long sessions as it would for you',
       positive('--context-limit'),
     )
     .option(
       '--workspace <dir>',
-      '--agent opencode/claude-code/codex: run the agent in this directory instead of each session’s recorded cwd',
+      '--agent opencode/claude-code/codex/qwen: run the agent in this directory instead of each session’s recorded cwd',
     )
     .option(
       '--sandbox',
-      '--agent opencode/claude-code/codex: run the agent under bubblewrap with the workspace and --watch directories read-only',
+      '--agent opencode/claude-code/codex/qwen: run the agent under bubblewrap with the workspace and --watch directories read-only',
     )
     .option('-q, --quiet', 'no progress on stderr (a bar on a terminal, else a line per finished session)');
   addGateOptions(command)
@@ -216,7 +222,7 @@ recorded cwd of each session (where it exists on this machine) and each --watch 
 with a file-system watcher meanwhile. The store, the pairs file and the checker's own files are left out. Any
 change is stored with the run (replay-history runs RUN_ID lists them) and makes the run exit 3.
 
-Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY; local servers need none.
+Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY / GEMINI_API_KEY; local servers need none.
 
 Gates turn the run into a CI verdict: each is a threshold on one of its figures (--min-recall, --min-precision,
 --max-diverged, --max-misses, --max-failed-turns, --diverge-after), set here or in a --gates file committed
@@ -254,6 +260,15 @@ A loopback proxy on the Responses wire gives the model the recorded output in it
 recorded, or responses:MODEL (OPENAI_BASE_URL / --base-url: any server speaking /v1/responses). Sub-agents are
 not run: spawn_agent and wait_agent get their recorded results. Always free mode.
 
+--agent qwen runs the real qwen binary headless (the prompt on stdin, --output-format json, then --resume for
+each later prompt) in a private HOME and TMPDIR with settings of ours alone (the system layer; a workspace with
+its own .qwen/settings.json is not replayed: its hooks and MCP servers would run). A PreToolUse hook denies every
+tool call before it runs; Qwen runs a tool whose hook fails, so a probe run proves the hook stops a call before
+any session is replayed, and the replay refuses if it does not. A loopback proxy on the chat-completions wire
+gives the model the recorded result in its place, by tool_call_id. --model recorded, or openai:MODEL
+(OPENAI_BASE_URL / --base-url: any OpenAI-compatible server) or ollama:MODEL. The memory extractor and the
+compression summarizer are left out of the pairs. Always free mode.
+
 Examples:
   $ replay-history replay --demo
   $ replay-history replay sample-sessions --force
@@ -262,6 +277,7 @@ Examples:
   $ replay-history replay ~/.claude/projects --branches --out with-branches.jsonl
   $ replay-history replay 6f1c2a34 --mode free --on-miss stop --model anthropic:claude-sonnet-4-6
   $ replay-history replay 01a23320 --model responses:gpt-5.5 --out codex.jsonl
+  $ replay-history replay 9c1bacd1 --model gemini:gemini-2.5-flash --stream --out gemini.jsonl
   $ replay-history replay --resume run_20261130T101500_3f9a2c
   $ replay-history replay 6f1c2a34 --model openai:qwen --base-url http://127.0.0.1:8000/v1 --stream --max-tokens 2048
   $ replay-history replay --all --model ollama:qwen2.5-coder:7b --elide-repeats --max-result-bytes 8192 --quiet
@@ -279,7 +295,9 @@ Examples:
   $ replay-history replay 5a5a5a5a --agent claude-code --claude-bin ~/.local/bin/claude --model anthropic:claude-sonnet-4-6
   $ replay-history replay 01a23320 --agent codex --workspace /tmp/demo-app --context-limit 100000
   $ replay-history replay 01a23320 --agent codex --codex-bin ~/.npm-global/bin/codex --sandbox
-  $ replay-history replay 01a23320 --agent codex --model responses:gpt-5.5 --base-url http://127.0.0.1:8000/v1`,
+  $ replay-history replay 01a23320 --agent codex --model responses:gpt-5.5 --base-url http://127.0.0.1:8000/v1
+  $ replay-history replay a433a22d --agent qwen --workspace /tmp/demo-app --sandbox
+  $ replay-history replay a433a22d --agent qwen --qwen-bin ~/.npm-global/bin/qwen --model openai:qwen3-coder-plus --base-url http://127.0.0.1:8000/v1`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {
       if (options.resume) refuseWithResume(command);

@@ -3,7 +3,7 @@ import { recorded } from './recorded.js';
 import type { Provider } from './types.js';
 
 export interface ProviderSettings {
-  /** `recorded`, `openai:MODEL`, `responses:MODEL`, `ollama:MODEL` or `anthropic:MODEL`. */
+  /** `recorded`, `openai:MODEL`, `responses:MODEL`, `ollama:MODEL`, `anthropic:MODEL` or `gemini:MODEL`. */
   spec: string;
   baseURL?: string;
   timeoutMs: number;
@@ -68,9 +68,16 @@ export async function providerFor(settings: ProviderSettings): Promise<Provider>
           env.ANTHROPIC_API_KEY,
         ),
       );
+    case 'gemini':
+      return (await import('./gemini.js')).geminiProvider(
+        common(
+          settings.baseURL ?? env.GOOGLE_GEMINI_BASE_URL ?? 'https://generativelanguage.googleapis.com',
+          env.GEMINI_API_KEY ?? env.GOOGLE_API_KEY,
+        ),
+      );
     default:
       throw new ProviderSpecError(
-        `--model ${settings.spec}: unknown provider '${kind}' (use recorded, openai, responses, ollama or anthropic)`,
+        `--model ${settings.spec}: unknown provider '${kind}' (use recorded, openai, responses, ollama, anthropic or gemini)`,
       );
   }
 }
