@@ -603,9 +603,8 @@ function geminiReply(
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  parts.forEach((part, index) =>
-    res.write(`data: ${JSON.stringify(chunk([part], index === parts.length - 1))}\r\n\r\n`),
-  );
+  for (const [index, part] of parts.entries())
+    res.write(`data: ${JSON.stringify(chunk([part], index === parts.length - 1))}\r\n\r\n`);
   if (parts.length === 0) res.write(`data: ${JSON.stringify(chunk([], true))}\r\n\r\n`);
   res.end();
 }
