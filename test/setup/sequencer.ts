@@ -8,6 +8,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const heavy = [
   'test/e2e/opencode-replay.test.ts',
   'test/e2e/claude-code-driver.test.ts',
+  'test/e2e/qwen-driver.test.ts',
   'test/e2e/check-scope.test.ts',
   'test/e2e/opencode-replay-workspace.test.ts',
   'test/e2e/readme.test.ts',

@@ -102,6 +102,7 @@ export async function replay(
       [options.contextLimit, '--context-limit'],
       [options.claudeBin, '--claude-bin'],
       [options.codexBin, '--codex-bin'],
+      [options.qwenBin, '--qwen-bin'],
     ];
     for (const [value, name] of given) {
       if (!value || entry.options.includes(name)) continue;

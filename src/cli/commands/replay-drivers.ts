@@ -17,6 +17,13 @@ import { replayOpencode, type Upstream } from '../../drivers/opencode/driver.js'
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
 import { builtinTools } from '../../drivers/opencode/plugin.js';
 import { offeredTools, ProbeError } from '../../drivers/opencode/probe.js';
+import { findQwen, QwenNotFound } from '../../drivers/qwen/binary.js';
+import { type QwenModel, replayQwen } from '../../drivers/qwen/driver.js';
+import { qwenVersion } from '../../drivers/qwen/environment.js';
+import {
+  proveHookLive as proveQwenHookLive,
+  HookNotLive as QwenHookNotLive,
+} from '../../drivers/qwen/probe.js';
 import type { ShownSettings } from '../../replay/elide.js';
 import { replayForced, type SessionEnd } from '../../replay/engine.js';
 import { replayFree } from '../../replay/free.js';
@@ -53,6 +60,7 @@ export interface StoredOptions {
   opencodeBin?: string;
   claudeBin?: string;
   codexBin?: string;
+  qwenBin?: string;
   /** Absolute. */
   workspace?: string;
   sandbox?: boolean;
@@ -81,6 +89,7 @@ export type DriverOption =
   | '--opencode-bin'
   | '--claude-bin'
   | '--codex-bin'
+  | '--qwen-bin'
   | '--workspace'
   | '--sandbox'
   | '--context-limit';
@@ -133,6 +142,16 @@ export const drivers: Record<Driver, DriverEntry> = {
       ...(options.contextLimit ? { contextLimit: options.contextLimit } : {}),
     }),
     prepare: prepareCodex,
+  },
+  qwen: {
+    agent: 'Qwen Code',
+    options: ['--qwen-bin', '--workspace', '--sandbox'],
+    store: (options) => ({
+      driver: 'qwen',
+      ...(options.qwenBin ? { qwenBin: resolve(options.qwenBin) } : {}),
+      ...agentOptions(options),
+    }),
+    prepare: prepareQwen,
   },
 };
 
@@ -316,6 +335,67 @@ function codexUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.e
   throw new UserError(
     `--agent codex speaks the OpenAI Responses wire: --model ${stored.model} is not one`,
     'use recorded, or responses:MODEL (with --base-url for any server speaking /v1/responses: OpenAI, vLLM)',
+  );
+}
+
+/**
+ * The qwen binary (its version said), where its model calls go, and the proof that its deny hook is live: a
+ * probe run that must come back denied with our reason, or the replay refuses before anything of the user's runs.
+ */
+async function prepareQwen(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
+  if (stored.sandbox) requireSandbox();
+  let found: ReturnType<typeof findQwen>;
+  try {
+    found = findQwen(stored.qwenBin);
+  } catch (error) {
+    if (error instanceof QwenNotFound)
+      throw new UserError(
+        error.message,
+        `pass --qwen-bin PATH, or npm i -g @qwen-code/qwen-code@${qwenVersion}`,
+      );
+    throw error;
+  }
+  say(`${err.dim('qwen:')} ${found.version ?? '(unknown version)'} at ${found.path}`);
+  if (found.version !== qwenVersion)
+    warn(
+      `qwen ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${qwenVersion}`,
+    );
+  const upstream = qwenUpstream(stored);
+  try {
+    const probed = await proveQwenHookLive({
+      binary: found.path,
+      ...(found.version ? { version: found.version } : {}),
+    });
+    if (!probed.cached) say(`${err.dim('qwen:')} its deny hook stops a probe call before it runs`);
+  } catch (error) {
+    if (error instanceof QwenHookNotLive)
+      throw new UserError(
+        `refusing to replay through ${found.path}: its PreToolUse deny hook is not live (${error.message}), so recorded tools could run`,
+        `replay-history is tested with qwen ${qwenVersion}; pass --qwen-bin for that version`,
+      );
+    throw error;
+  }
+  return (run) => replayQwen({ ...agentRun(run), upstream, binary: found.path });
+}
+
+/** `--model` for the Qwen driver: the recorded turns, or an OpenAI-compatible chat-completions endpoint. */
+function qwenUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): QwenModel {
+  const { kind, model } = specOf(stored.model);
+  if (kind === 'recorded') return { kind: 'recorded' };
+  if (kind === 'openai') {
+    const apiKey = env.OPENAI_API_KEY;
+    return {
+      kind: 'http',
+      baseURL: stored.baseUrl ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+      model,
+      ...(apiKey ? { apiKey } : {}),
+    };
+  }
+  if (kind === 'ollama')
+    return { kind: 'http', baseURL: stored.baseUrl ?? 'http://127.0.0.1:11434/v1', model };
+  throw new UserError(
+    `--agent qwen speaks the OpenAI chat-completions wire: --model ${stored.model} is not one`,
+    'use recorded, openai:MODEL (with --base-url for any compatible server: vLLM, llama.cpp, DashScope) or ollama:MODEL',
   );
 }
 

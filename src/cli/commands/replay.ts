@@ -267,7 +267,8 @@ tool call before it runs; Qwen runs a tool whose hook fails, so a probe run prov
 any session is replayed, and the replay refuses if it does not. A loopback proxy on the chat-completions wire
 gives the model the recorded result in its place, by tool_call_id. --model recorded, or openai:MODEL
 (OPENAI_BASE_URL / --base-url: any OpenAI-compatible server) or ollama:MODEL. The memory extractor and the
-compression summarizer are left out of the pairs. Always free mode.
+compression summarizer are left out of the pairs; other agents' sessions have their shell commands and writes
+mapped to Qwen's tools. Always free mode.
 
 Examples:
   $ replay-history replay --demo
