@@ -180,7 +180,8 @@ async function qwenSession(run: QwenReplay, id: string): Promise<void> {
     if (tried.kind === 'hit') return resultText(shownOutput(call, tried.result));
     run.runs.saveMiss(run.runId, {
       sessionId: session.id,
-      turn: steps,
+      // The step being answered: its pair is counted once its answer is assembled, after this.
+      turn: steps + 1,
       call: { name: call.name, input: call.input },
       nearest: tried.nearest,
       policy: run.onMiss,
