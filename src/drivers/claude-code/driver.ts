@@ -11,7 +11,7 @@ import type { Message, Session, ToolResult } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
 import { assistantMessage, type ChatMessage, type ChatToolCall } from '../../replay/chat.js';
 import { Elider, elideOptions, type ShownSettings, savings } from '../../replay/elide.js';
-import { matching, requestDigest, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
+import { matching, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
 import { missMessage } from '../../replay/free.js';
 import { compareCalls } from '../../replay/match.js';
 import { type Pair, type PairsWriter, pairSchema } from '../../replay/pairs.js';
@@ -28,6 +28,8 @@ import {
   failTurn,
   forEachSession,
   jsonEvents,
+  recordStep,
+  stepRefusal,
   unusableWorkspace,
   usableWorkspace,
 } from '../common/sessions.js';
@@ -455,26 +457,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
       wire,
       ...(exchange.differs ? { differs_from_recording: exchange.differs } : {}),
     };
-    run.writer.write(pair);
-    run.runs.saveTurn(run.runId, {
-      sessionId: owner.id,
-      turn,
-      status: 'ok',
-      requestDigest: requestDigest(run.model, pair.messages, pair.tools),
-      response: completion,
-      match: match.match,
-      callsPredicted: match.predicted,
-      callsOriginal: match.original,
-      callsMatched: match.matched,
-      promptTokens: usage.prompt_tokens,
-      completionTokens: usage.completion_tokens,
-      latencyMs: exchange.latencyMs,
-      // What the model had been shown when it asked (as the other drivers count it).
-      resultsElided: conversation.saved.elided,
-      resultsCut: conversation.saved.cut,
-      bytesSaved: conversation.saved.bytesSaved,
-    });
-    run.onTurn?.({ sessionId: owner.id, turn, ok: true });
+    recordStep(run, pair, match, conversation.saved);
   };
 
   const secret = newSecret();
@@ -506,11 +489,8 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
     timeoutMs: run.timeoutMs,
     refuse: (kind, key) => {
       if (kind !== 'step') return undefined;
-      if (stopped) return stopped;
       const { steps, budget: allowed } = conversations.get(key) ?? main;
-      if (steps >= allowed)
-        return `replay-history: the session's budget of ${allowed} model calls (--max-turns) is spent`;
-      return undefined;
+      return stepRefusal(stopped, steps, allowed);
     },
   });
   const environment = prepareClaudeEnvironment({

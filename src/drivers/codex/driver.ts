@@ -7,7 +7,7 @@ import type { Message, ToolResult } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
 import { assistantMessage, type ChatMessage } from '../../replay/chat.js';
 import { Elider, elideOptions, type ShownSettings, savings } from '../../replay/elide.js';
-import { matching, requestDigest, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
+import { matching, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
 import { missMessage } from '../../replay/free.js';
 import { compareCalls } from '../../replay/match.js';
 import { type Pair, type PairsWriter, pairSchema } from '../../replay/pairs.js';
@@ -24,6 +24,8 @@ import {
   failTurn,
   forEachSession,
   jsonEvents,
+  recordStep,
+  stepRefusal,
   unusableWorkspace,
   usableWorkspace,
 } from '../common/sessions.js';
@@ -324,25 +326,7 @@ async function codexSession(run: CodexReplay, id: string): Promise<void> {
       tool_errors: chat.errors,
       wire,
     };
-    run.writer.write(pair);
-    run.runs.saveTurn(run.runId, {
-      sessionId: session.id,
-      turn,
-      status: 'ok',
-      requestDigest: requestDigest(run.model, pair.messages, pair.tools),
-      response: completion,
-      match: match.match,
-      callsPredicted: match.predicted,
-      callsOriginal: match.original,
-      callsMatched: match.matched,
-      promptTokens: usage.prompt_tokens,
-      completionTokens: usage.completion_tokens,
-      latencyMs: exchange.latencyMs,
-      resultsElided: saved.elided,
-      resultsCut: saved.cut,
-      bytesSaved: saved.bytesSaved,
-    });
-    run.onTurn?.({ sessionId: session.id, turn, ok: true });
+    recordStep(run, pair, match, saved);
   };
 
   const secret = newSecret();
@@ -354,10 +338,7 @@ async function codexSession(run: CodexReplay, id: string): Promise<void> {
     timeoutMs: run.timeoutMs,
     refuse: (kind) => {
       if (kind !== 'step') return undefined;
-      if (stopped) return stopped;
-      if (steps >= budget)
-        return `replay-history: the session's budget of ${budget} model calls (--max-turns) is spent`;
-      return undefined;
+      return stepRefusal(stopped, steps, budget);
     },
   });
   const environment = prepareCodexEnvironment({

@@ -2,6 +2,9 @@
 // process and servers), skipping those a resumed run already finished, and stopping at the first error that
 // is not a session's own (a session's failure is recorded by the driver and the run goes on).
 import { existsSync, statSync } from 'node:fs';
+import { requestDigest } from '../../replay/engine.js';
+import type { CallMatch } from '../../replay/match.js';
+import type { Pair, PairsWriter } from '../../replay/pairs.js';
 import type { RunStore } from '../../store/runs.js';
 
 export interface SessionRun {
@@ -95,4 +98,52 @@ export function jsonEvents(stdout: string): { type?: string; [key: string]: unkn
     }
   }
   return events;
+}
+
+/** What the model had been shown when it asked: results elided and cut, bytes not sent, elided results asked again. */
+export interface ShownFigures {
+  elided: number;
+  cut: number;
+  bytesSaved: number;
+  reasks?: number;
+}
+
+/**
+ * One agent step answered: its pair written, its turn stored with how its calls compare with the original's
+ * and what the model had been shown (as the builtin driver counts it), and reported.
+ */
+export function recordStep(
+  run: SessionReports & { writer: PairsWriter; model: string },
+  pair: Pair,
+  match: CallMatch,
+  shown: ShownFigures,
+): void {
+  run.writer.write(pair);
+  run.runs.saveTurn(run.runId, {
+    sessionId: pair.session,
+    turn: pair.turn,
+    status: 'ok',
+    requestDigest: requestDigest(run.model, pair.messages, pair.tools),
+    response: pair.completion,
+    match: match.match,
+    callsPredicted: match.predicted,
+    callsOriginal: match.original,
+    callsMatched: match.matched,
+    promptTokens: pair.usage.prompt_tokens,
+    completionTokens: pair.usage.completion_tokens,
+    latencyMs: pair.latency_ms,
+    resultsElided: shown.elided,
+    resultsCut: shown.cut,
+    bytesSaved: shown.bytesSaved,
+    ...(shown.reasks !== undefined ? { reasks: shown.reasks } : {}),
+  });
+  run.onTurn?.({ sessionId: pair.session, turn: pair.turn, ok: true });
+}
+
+/** Why the next step may not be sent, if it may not: --on-miss stop said so, or the budget is spent. */
+export function stepRefusal(stopped: string | undefined, steps: number, budget: number): string | undefined {
+  if (stopped) return stopped;
+  if (steps >= budget)
+    return `replay-history: the session's budget of ${budget} model calls (--max-turns) is spent`;
+  return undefined;
 }

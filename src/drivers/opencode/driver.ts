@@ -17,7 +17,7 @@ import {
   type ShownSettings,
   savings,
 } from '../../replay/elide.js';
-import { matching, requestDigest, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
+import { matching, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
 import { compareCalls } from '../../replay/match.js';
 import type { PairsWriter } from '../../replay/pairs.js';
 import type { Answer } from '../../replay/shortcircuit.js';
@@ -32,6 +32,7 @@ import {
   failTurn,
   forEachSession,
   jsonEvents,
+  recordStep,
   unusableWorkspace,
   usableWorkspace,
 } from '../common/sessions.js';
@@ -257,27 +258,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
     });
     pair.original = original;
     pair.match = { tool_calls: match.match };
-    run.writer.write(pair);
-    run.runs.saveTurn(run.runId, {
-      sessionId: session.id,
-      turn,
-      status: 'ok',
-      requestDigest: requestDigest(run.model, pair.messages, pair.tools),
-      response: pair.completion,
-      match: match.match,
-      callsPredicted: match.predicted,
-      callsOriginal: match.original,
-      callsMatched: match.matched,
-      promptTokens: pair.usage.prompt_tokens,
-      completionTokens: pair.usage.completion_tokens,
-      latencyMs: pair.latency_ms,
-      // Figures of what opencode's model had been shown when it asked (as the builtin driver counts them).
-      resultsElided: totals.elided,
-      resultsCut: totals.cut,
-      bytesSaved: totals.bytesSaved,
-      reasks: reasked,
-    });
-    run.onTurn?.({ sessionId: session.id, turn, ok: true });
+    recordStep(run, pair, match, { ...totals, reasks: reasked });
   };
 
   let recorded: RecordedModel | undefined;

@@ -10,7 +10,7 @@ import { outputText, type ToolResult } from '../../model/session.js';
 import { turns } from '../../model/turns.js';
 import { assistantMessage, type ChatMessage } from '../../replay/chat.js';
 import { Elider, elideOptions, type ShownSettings, savings } from '../../replay/elide.js';
-import { matching, requestDigest, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
+import { matching, type SessionEnd, shortCircuitOf } from '../../replay/engine.js';
 import { missMessage } from '../../replay/free.js';
 import { compareCalls } from '../../replay/match.js';
 import { type Pair, type PairsWriter, pairSchema } from '../../replay/pairs.js';
@@ -24,6 +24,8 @@ import {
   endUnreplayed,
   failTurn,
   forEachSession,
+  recordStep,
+  stepRefusal,
   unusableWorkspace,
   usableWorkspace,
 } from '../common/sessions.js';
@@ -290,25 +292,7 @@ async function qwenSession(run: QwenReplay, id: string): Promise<void> {
       // The real agent built this request: its own system prompt and tools, as it sent them.
       sources: { system: 'agent', tools: 'agent' },
     };
-    run.writer.write(pair);
-    run.runs.saveTurn(run.runId, {
-      sessionId: session.id,
-      turn,
-      status: 'ok',
-      requestDigest: requestDigest(run.model, pair.messages, pair.tools),
-      response: completion,
-      match: match.match,
-      callsPredicted: match.predicted,
-      callsOriginal: match.original,
-      callsMatched: match.matched,
-      promptTokens: usage.prompt_tokens,
-      completionTokens: usage.completion_tokens,
-      latencyMs: exchange.latencyMs,
-      resultsElided: saved.elided,
-      resultsCut: saved.cut,
-      bytesSaved: saved.bytesSaved,
-    });
-    run.onTurn?.({ sessionId: session.id, turn, ok: true });
+    recordStep(run, pair, match, saved);
   };
 
   const secret = newSecret();
@@ -320,10 +304,7 @@ async function qwenSession(run: QwenReplay, id: string): Promise<void> {
     timeoutMs: run.timeoutMs,
     refuse: (kind) => {
       if (kind !== 'step') return undefined;
-      if (stopped) return stopped;
-      if (steps >= budget)
-        return `replay-history: the session's budget of ${budget} model calls (--max-turns) is spent`;
-      return undefined;
+      return stepRefusal(stopped, steps, budget);
     },
   });
   const environment = prepareQwenEnvironment({
