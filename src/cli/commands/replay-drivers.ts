@@ -232,25 +232,42 @@ async function prepareBuiltin(stored: StoredOptions): Promise<(run: DriverRun) =
   };
 }
 
+/**
+ * An agent's binary as its `find` locates it (an option, PATH, the pinned package), its version said on stderr
+ * and warned about when it is not the tested one; not found, a usage error saying what to pass or install.
+ */
+function located<Found extends { path: string; version?: string }>(
+  name: string,
+  find: () => Found,
+  notFound: abstract new (...args: never[]) => Error,
+  tested: string,
+  hint: string,
+): Found {
+  let found: Found;
+  try {
+    found = find();
+  } catch (error) {
+    if (error instanceof notFound) throw new UserError(error.message, hint);
+    throw error;
+  }
+  say(`${err.dim(`${name}:`)} ${found.version ?? '(unknown version)'} at ${found.path}`);
+  if (found.version !== tested)
+    warn(
+      `${name} ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${tested}`,
+    );
+  return found;
+}
+
 /** The claude binary (its version said) and where its model calls go. */
 async function prepareClaude(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
   if (stored.sandbox) requireSandbox();
-  let found: ReturnType<typeof findClaude>;
-  try {
-    found = findClaude(stored.claudeBin);
-  } catch (error) {
-    if (error instanceof ClaudeNotFound)
-      throw new UserError(
-        error.message,
-        `pass --claude-bin PATH, or npm i -g @anthropic-ai/claude-code@${claudeCodeVersion}`,
-      );
-    throw error;
-  }
-  say(`${err.dim('claude:')} ${found.version ?? '(unknown version)'} at ${found.path}`);
-  if (found.version !== claudeCodeVersion)
-    warn(
-      `claude ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${claudeCodeVersion}`,
-    );
+  const found = located(
+    'claude',
+    () => findClaude(stored.claudeBin),
+    ClaudeNotFound,
+    claudeCodeVersion,
+    `pass --claude-bin PATH, or npm i -g @anthropic-ai/claude-code@${claudeCodeVersion}`,
+  );
   const upstream = claudeUpstream(stored);
   return (run) => replayClaudeCode({ ...agentRun(run), upstream, binary: found.path });
 }
@@ -279,19 +296,13 @@ function claudeUpstream(stored: StoredOptions): ClaudeModel {
  */
 async function prepareCodex(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
   if (stored.sandbox) requireSandbox();
-  let found: ReturnType<typeof findCodex>;
-  try {
-    found = findCodex(stored.codexBin);
-  } catch (error) {
-    if (error instanceof CodexNotFound)
-      throw new UserError(error.message, `pass --codex-bin PATH, or npm i -g @openai/codex@${codexVersion}`);
-    throw error;
-  }
-  say(`${err.dim('codex:')} ${found.version ?? '(unknown version)'} at ${found.path}`);
-  if (found.version !== codexVersion)
-    warn(
-      `codex ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${codexVersion}`,
-    );
+  const found = located(
+    'codex',
+    () => findCodex(stored.codexBin),
+    CodexNotFound,
+    codexVersion,
+    `pass --codex-bin PATH, or npm i -g @openai/codex@${codexVersion}`,
+  );
   const upstream = codexUpstream(stored);
   let models: string[];
   try {
@@ -344,22 +355,13 @@ function codexUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.e
  */
 async function prepareQwen(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
   if (stored.sandbox) requireSandbox();
-  let found: ReturnType<typeof findQwen>;
-  try {
-    found = findQwen(stored.qwenBin);
-  } catch (error) {
-    if (error instanceof QwenNotFound)
-      throw new UserError(
-        error.message,
-        `pass --qwen-bin PATH, or npm i -g @qwen-code/qwen-code@${qwenVersion}`,
-      );
-    throw error;
-  }
-  say(`${err.dim('qwen:')} ${found.version ?? '(unknown version)'} at ${found.path}`);
-  if (found.version !== qwenVersion)
-    warn(
-      `qwen ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${qwenVersion}`,
-    );
+  const found = located(
+    'qwen',
+    () => findQwen(stored.qwenBin),
+    QwenNotFound,
+    qwenVersion,
+    `pass --qwen-bin PATH, or npm i -g @qwen-code/qwen-code@${qwenVersion}`,
+  );
   const upstream = qwenUpstream(stored);
   try {
     const probed = await proveQwenHookLive({
