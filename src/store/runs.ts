@@ -3,7 +3,7 @@ import { type Db, StoreError, statementCache } from './db.js';
 
 export type RunStatus = 'running' | 'done' | 'failed' | 'interrupted';
 export type Match = 'exact' | 'normalized' | 'differs' | 'none';
-export type Driver = 'builtin' | 'opencode' | 'claude-code' | 'codex' | 'qwen';
+export type Driver = 'builtin' | 'opencode' | 'claude-code' | 'codex' | 'qwen' | 'gemini';
 
 export interface RunRow {
   id: string;

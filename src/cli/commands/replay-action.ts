@@ -103,6 +103,7 @@ export async function replay(
       [options.claudeBin, '--claude-bin'],
       [options.codexBin, '--codex-bin'],
       [options.qwenBin, '--qwen-bin'],
+      [options.geminiBin, '--gemini-bin'],
     ];
     for (const [value, name] of given) {
       if (!value || entry.options.includes(name)) continue;

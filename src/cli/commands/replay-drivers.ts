@@ -12,6 +12,13 @@ import { CodexNotFound, findCodex } from '../../drivers/codex/binary.js';
 import { type CodexModel, replayCodex } from '../../drivers/codex/driver.js';
 import { codexVersion } from '../../drivers/codex/environment.js';
 import { HookNotLive, proveHookLive } from '../../drivers/codex/probe.js';
+import { findGemini, GeminiNotFound } from '../../drivers/gemini/binary.js';
+import { type GeminiModel, replayGemini } from '../../drivers/gemini/driver.js';
+import { geminiVersion } from '../../drivers/gemini/environment.js';
+import {
+  HookNotLive as GeminiHookNotLive,
+  proveHookLive as proveGeminiHookLive,
+} from '../../drivers/gemini/probe.js';
 import { findOpencode, OpencodeNotFound } from '../../drivers/opencode/binary.js';
 import { replayOpencode, type Upstream } from '../../drivers/opencode/driver.js';
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
@@ -61,6 +68,7 @@ export interface StoredOptions {
   claudeBin?: string;
   codexBin?: string;
   qwenBin?: string;
+  geminiBin?: string;
   /** Absolute. */
   workspace?: string;
   sandbox?: boolean;
@@ -90,6 +98,7 @@ export type DriverOption =
   | '--claude-bin'
   | '--codex-bin'
   | '--qwen-bin'
+  | '--gemini-bin'
   | '--workspace'
   | '--sandbox'
   | '--context-limit';
@@ -152,6 +161,16 @@ export const drivers: Record<Driver, DriverEntry> = {
       ...agentOptions(options),
     }),
     prepare: prepareQwen,
+  },
+  gemini: {
+    agent: 'Gemini CLI',
+    options: ['--gemini-bin', '--workspace', '--sandbox'],
+    store: (options) => ({
+      driver: 'gemini',
+      ...(options.geminiBin ? { geminiBin: resolve(options.geminiBin) } : {}),
+      ...agentOptions(options),
+    }),
+    prepare: prepareGemini,
   },
 };
 
@@ -398,6 +417,56 @@ function qwenUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.en
   throw new UserError(
     `--agent qwen speaks the OpenAI chat-completions wire: --model ${stored.model} is not one`,
     'use recorded, openai:MODEL (with --base-url for any compatible server: vLLM, llama.cpp, DashScope) or ollama:MODEL',
+  );
+}
+
+/**
+ * The gemini binary (its version said), where its model calls go, and the proof that its deny hook is live: a
+ * probe run that must come back blocked with our reason, or the replay refuses before anything of the user's runs.
+ */
+async function prepareGemini(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
+  if (stored.sandbox) requireSandbox();
+  const found = located(
+    'gemini',
+    () => findGemini(stored.geminiBin),
+    GeminiNotFound,
+    geminiVersion,
+    `pass --gemini-bin PATH, or npm i -g @google/gemini-cli@${geminiVersion}`,
+  );
+  const upstream = geminiUpstream(stored);
+  try {
+    const probed = await proveGeminiHookLive({
+      binary: found.path,
+      ...(found.version ? { version: found.version } : {}),
+    });
+    if (!probed.cached) say(`${err.dim('gemini:')} its deny hook stops a probe call before it runs`);
+  } catch (error) {
+    if (error instanceof GeminiHookNotLive)
+      throw new UserError(
+        `refusing to replay through ${found.path}: its BeforeTool deny hook is not live (${error.message}), so recorded tools could run`,
+        `replay-history is tested with gemini ${geminiVersion}; pass --gemini-bin for that version`,
+      );
+    throw error;
+  }
+  return (run) => replayGemini({ ...agentRun(run), upstream, binary: found.path });
+}
+
+/** `--model` for the Gemini driver: the recorded turns, or a Gemini API endpoint. */
+function geminiUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): GeminiModel {
+  const { kind, model } = specOf(stored.model);
+  if (kind === 'recorded') return { kind: 'recorded' };
+  if (kind === 'gemini') {
+    const apiKey = env.GEMINI_API_KEY ?? env.GOOGLE_API_KEY;
+    return {
+      kind: 'http',
+      baseURL: stored.baseUrl ?? env.GOOGLE_GEMINI_BASE_URL ?? 'https://generativelanguage.googleapis.com',
+      model,
+      ...(apiKey ? { apiKey } : {}),
+    };
+  }
+  throw new UserError(
+    `--agent gemini speaks the Gemini API wire: --model ${stored.model} is not one`,
+    'use recorded, or gemini:MODEL (with --base-url for any server speaking /v1beta/models/MODEL:streamGenerateContent)',
   );
 }
 

@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import { claudeCodeVersion } from '../../drivers/claude-code/environment.js';
 import { codexVersion } from '../../drivers/codex/environment.js';
+import { geminiVersion } from '../../drivers/gemini/environment.js';
 import { opencodeVersion } from '../../drivers/opencode/environment.js';
 import { qwenVersion } from '../../drivers/qwen/environment.js';
 import { openDb } from '../../store/db.js';
@@ -41,6 +42,7 @@ export interface ReplayOptions extends GateFlags {
   claudeBin?: string;
   codexBin?: string;
   qwenBin?: string;
+  geminiBin?: string;
   workspace?: string;
   sandbox?: boolean;
   quiet?: boolean;
@@ -155,9 +157,9 @@ export function registerReplay(program: Command): void {
     .addOption(
       new Option(
         '--agent <driver>',
-        'who runs the agent loop: builtin (ours), opencode, claude-code, codex or qwen (the real binary, every tool answered from the recording)',
+        'who runs the agent loop: builtin (ours), opencode, claude-code, codex, qwen or gemini (the real binary, every tool answered from the recording)',
       )
-        .choices(['builtin', 'opencode', 'claude-code', 'codex', 'qwen'])
+        .choices(['builtin', 'opencode', 'claude-code', 'codex', 'qwen', 'gemini'])
         .default('builtin'),
     )
     .option(
@@ -177,17 +179,21 @@ export function registerReplay(program: Command): void {
       `--agent qwen: this qwen binary (default: qwen on PATH, else the project's @qwen-code/qwen-code; tested with ${qwenVersion})`,
     )
     .option(
+      '--gemini-bin <path>',
+      `--agent gemini: this gemini binary (default: gemini on PATH, else the project's @google/gemini-cli; tested with ${geminiVersion})`,
+    )
+    .option(
       '--context-limit <tokens>',
       '--agent opencode/codex: the model’s context window (codex: its auto-compaction limit), so the agent compacts long sessions as it would for you',
       positive('--context-limit'),
     )
     .option(
       '--workspace <dir>',
-      '--agent opencode/claude-code/codex/qwen: run the agent in this directory instead of each session’s recorded cwd',
+      '--agent opencode/claude-code/codex/qwen/gemini: run the agent in this directory instead of each session’s recorded cwd',
     )
     .option(
       '--sandbox',
-      '--agent opencode/claude-code/codex/qwen: run the agent under bubblewrap with the workspace and --watch directories read-only',
+      '--agent opencode/claude-code/codex/qwen/gemini: run the agent under bubblewrap with the workspace and --watch directories read-only',
     )
     .option('-q, --quiet', 'no progress on stderr (a bar on a terminal, else a line per finished session)');
   addGateOptions(command)
@@ -269,6 +275,15 @@ gives the model the recorded result in its place, by tool_call_id. --model recor
 (OPENAI_BASE_URL / --base-url: any OpenAI-compatible server) or ollama:MODEL. The memory extractor and the
 compression summarizer are left out of the pairs; other agents' sessions have their shell commands and writes
 mapped to Qwen's tools. Always free mode.
+
+--agent gemini runs the real gemini binary headless the same way (--output-format json, --model the recorded
+one, then --resume for each later prompt) in a private HOME and TMPDIR with settings of ours alone (the user
+layer; the machine's system layers are not read, and a workspace with its own .gemini/settings.json is not
+replayed). A BeforeTool hook denies every tool call before it runs, and a probe run proves it does before any
+session is replayed. The Gemini API names no calls: a loopback proxy on the Gemini wire gives each call an id of
+its own and the model the recorded result under it. --model recorded, or gemini:MODEL (GEMINI_API_KEY /
+--base-url: any server speaking /v1beta/models/MODEL:streamGenerateContent). The compression summarizer is left
+out of the pairs. Always free mode.
 
 Examples:
   $ replay-history replay --demo

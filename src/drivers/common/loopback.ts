@@ -67,6 +67,8 @@ export interface Route {
   method: string;
   /** Exact path; the query string is not part of it. */
   path: string;
+  /** Every path that begins with `path` (the Gemini API names the model in it). */
+  prefix?: boolean;
 }
 
 /** Where a request's secret is read: a header, with an optional scheme word before it (`Bearer`). */
@@ -111,7 +113,9 @@ function refusal(
   if (!presents(req, options.secret, options.credential ?? bearer))
     return { status: 401, message: 'replay-history: this server answers only the agent of its own run' };
   const path = (req.url ?? '').split('?')[0];
-  const methods = options.routes.filter((route) => route.path === path).map((route) => route.method);
+  const methods = options.routes
+    .filter((route) => (route.prefix ? path?.startsWith(route.path) : route.path === path))
+    .map((route) => route.method);
   if (methods.length === 0) return { status: 404, message: 'replay-history: no such path here' };
   if (!methods.includes(req.method ?? ''))
     return { status: 405, message: 'replay-history: method not allowed', allow: methods.join(', ') };

@@ -7,14 +7,18 @@
 // (with backpressure) and is assembled on the way; before the stream ends, each call in it gets its answer
 // (`answer`), so the next request finds it. Each exchange is reported (`onExchange`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ChatMessage } from '../../replay/chat.js';
+import type {
+  Assistant,
+  ExchangeKind,
+  HeadlessCall,
+  HeadlessExchange,
+  HeadlessUpstream,
+} from '../common/headless.js';
 import { readBody, redact, sendJson, serveLoopback } from '../common/loopback.js';
 import { ChatAssembler, type ChatUsage, writeChatCompletion, writeChatStream } from '../wire/openai-chat.js';
 
-type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
-
 /** What a request is: an agent step, Qwen's compression summarizer, or a side call (the memory extractor). */
-export type ExchangeKind = 'step' | 'compaction' | 'side';
+export type { ExchangeKind };
 
 export type WireMessage = Record<string, unknown> & { role?: unknown; content?: unknown };
 
@@ -26,38 +30,16 @@ export interface QwenRequest {
   [key: string]: unknown;
 }
 
-export interface QwenExchange {
-  kind: ExchangeKind;
+export interface QwenExchange extends HeadlessExchange {
   /** The request as it went upstream (results substituted). */
   request: QwenRequest;
-  message?: Assistant;
   usage?: ChatUsage | null;
-  finishReason?: string | null;
-  error?: string;
-  /** Refused here (budget spent, --on-miss stop), never sent upstream. */
-  refused?: boolean;
-  /** The recorded turns had nothing left to answer with. */
-  exhausted?: boolean;
-  latencyMs: number;
 }
 
 /** A call the model made, as Qwen will schedule (and the hook deny) it. */
-export interface QwenCall {
-  id: string;
-  name: string;
-  /** The arguments parsed (`{raw}` when they are not JSON). */
-  input: unknown;
-}
+export type QwenCall = HeadlessCall;
 
-export interface RecordedAnswer {
-  message: Assistant;
-  usage?: { prompt_tokens: number; completion_tokens: number };
-}
-
-export type QwenUpstream =
-  /** Answers from the recording: `next` gives the answer for this exchange, or undefined when none is left. */
-  | { kind: 'recorded'; next: (kind: ExchangeKind, request: QwenRequest) => RecordedAnswer | undefined }
-  | { kind: 'http'; baseURL: string; model: string; apiKey?: string };
+export type QwenUpstream = HeadlessUpstream<QwenRequest>;
 
 export interface QwenProxyOptions {
   secret: string;
