@@ -313,7 +313,9 @@ Examples:
   $ replay-history replay 01a23320 --agent codex --codex-bin ~/.npm-global/bin/codex --sandbox
   $ replay-history replay 01a23320 --agent codex --model responses:gpt-5.5 --base-url http://127.0.0.1:8000/v1
   $ replay-history replay a433a22d --agent qwen --workspace /tmp/demo-app --sandbox
-  $ replay-history replay a433a22d --agent qwen --qwen-bin ~/.npm-global/bin/qwen --model openai:qwen3-coder-plus --base-url http://127.0.0.1:8000/v1`,
+  $ replay-history replay a433a22d --agent qwen --qwen-bin ~/.npm-global/bin/qwen --model openai:qwen3-coder-plus --base-url http://127.0.0.1:8000/v1
+  $ replay-history replay 654ecb71 --agent gemini --workspace /tmp/demo-app
+  $ replay-history replay 654ecb71 --agent gemini --gemini-bin ~/.npm-global/bin/gemini --model gemini:gemini-2.5-pro`,
     )
     .action(async (targets: string[], options: ReplayOptions, command: Command) => {
       if (options.resume) refuseWithResume(command);
