@@ -9,6 +9,16 @@
 //
 // Values found by a context rule (an `.env` line, a URL password, a bearer token…) are also replaced where they
 // appear later without that context (`echo hunter2pass`), if they cannot be an ordinary word (see propagatable).
+
+import {
+  bareTokens,
+  comparedLiterals,
+  connectionPasswords,
+  placeholderValue,
+  queryTokens,
+} from './redact/context-rules.js';
+import { GitleaksScanner } from './redact/gitleaks.js';
+import { viewsOf } from './redact/views.js';
 import {
   DETECTORS,
   type Finding,
@@ -18,6 +28,13 @@ import {
   secretUnderKey,
 } from './rules.js';
 
+/** Detectors of redact/context-rules.ts, run with ours. */
+const CONTEXT_DETECTORS = [queryTokens, connectionPasswords, comparedLiterals, bareTokens];
+
+/** Our kind for a gitleaks finding: its rule id (`aws-access-token` → aws_access_token). */
+const gitleaksKind = (rule: string) =>
+  rule === 'generic-api-key' ? 'generic_secret' : rule.replace(/[^a-z0-9]+/g, '_');
+
 /** Kinds whose values are learned and then replaced wherever they appear, context or not. */
 const LEARNED = new Set([
   'env_secret',
@@ -26,6 +43,9 @@ const LEARNED = new Set([
   'bearer_token',
   'auth_header',
   'aws_secret_key',
+  'generic_secret',
+  'connection_password',
+  'url_token',
 ]);
 /** Beyond this many learned values, no new ones are learned (the search is one alternation of them all). */
 const MAX_LEARNED = 5000;
@@ -74,6 +94,7 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 
 export class Redactor {
   private readonly secretlint = new SecretlintScanner();
+  private readonly gitleaks = new GitleaksScanner();
   /** secret (emails lower-cased) → its placeholder */
   private readonly placeholders = new Map<string, Placeholder>();
   /** home-path user name → user_<n> */
@@ -154,8 +175,7 @@ export class Redactor {
     const add = (start: number, end: number, kind: string, priority: number) => {
       if (end > start) found.push({ start, end, kind, priority });
     };
-    this.secretlint.scan(text, add);
-    for (const detect of DETECTORS) detect(text, add);
+    this.scan(text, add);
     this.findLearned(text, add);
     if (found.length === 0) return text;
 
@@ -175,6 +195,43 @@ export class Redactor {
       last = f.end;
     }
     return out + text.slice(last);
+  }
+
+  /**
+   * Every rule over every view of the text (redact/views.ts: without line numbers or diff markers, unescaped,
+   * URL-decoded, base64 decoded), each finding mapped back to the range of the text it came from. In a decoded
+   * blob, a finding stands for the whole blob, and only secrets count (an email in a base64 JSON is left).
+   */
+  private scan(
+    text: string,
+    add: (start: number, end: number, kind: string, priority: number) => void,
+  ): void {
+    for (const view of viewsOf(text)) {
+      const mapped = (start: number, end: number, kind: string, priority: number) => {
+        // vendor-shaped placeholders (`ghp_xxxx…`, `…EXAMPLEKEY`, `xoxb-your-bot-token`) are documentation
+        if (
+          kind !== 'private_key' &&
+          kind !== 'email' &&
+          kind !== 'home_user' &&
+          placeholderValue(view.text.slice(start, end))
+        )
+          return;
+        if (view.text === text) return add(start, end, kind, priority);
+        if (view.blob && (kind === 'email' || kind === 'home_user')) return;
+        const [a, b] = view.map(start, end);
+        add(a, b, kind, priority);
+      };
+      this.secretlint.scan(view.text, mapped);
+      for (const detect of DETECTORS) detect(view.text, mapped);
+      for (const detect of CONTEXT_DETECTORS) detect(view.text, mapped);
+      for (const f of this.gitleaks.scan(view.text))
+        mapped(
+          f.start,
+          f.end,
+          gitleaksKind(f.rule),
+          f.rule === 'generic-api-key' ? PRIORITY.generic : PRIORITY.gitleaks,
+        );
+    }
   }
 
   private remember(text: string, entry: CacheEntry): void {

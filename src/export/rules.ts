@@ -16,26 +16,9 @@
 // shape alone is telling (PEM blocks with any body, vendor prefixes, JWTs).
 import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recommend';
 
-/** What to replace: [start, end) of the text, the kind of secret, and which finding wins an overlap (lower). */
-export interface Finding {
-  start: number;
-  end: number;
-  kind: string;
-  priority: number;
-}
+import { type Add, PRIORITY } from './redact/finding.js';
 
-export type Add = (start: number, end: number, kind: string, priority: number) => void;
-
-/** Overlap order: a private key block beats a token inside it, a vendor token beats the assignment around it, etc. */
-export const PRIORITY = {
-  privateKey: 0,
-  vendor: 1,
-  context: 2,
-  assignment: 3,
-  known: 4,
-  email: 5,
-  home: 6,
-} as const;
+export { type Add, type Finding, PRIORITY } from './redact/finding.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Value and key heuristics
