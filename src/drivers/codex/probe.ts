@@ -8,21 +8,12 @@
 // start-up (~1.5 s). The same probe asks the binary which model slugs it knows (its tool set depends on it).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { newSecret, readBody, sendJson, serveLoopback } from '../common/loopback.js';
+import { cacheFileOf, probeKey, readProbeCache, rememberProbe } from '../common/probe-cache.js';
 import { writeResponseStream } from '../wire/openai-responses.js';
 import { configToml, denyReason, execArgs, hookScript, prepareCodexEnvironment } from './environment.js';
 
@@ -43,25 +34,9 @@ export interface Probed {
   cached: boolean;
 }
 
-function defaultCacheFile(): string {
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(base, 'replay-history', 'codex-probe.json');
-}
-
 interface Entry {
   live: true;
   models: string[];
-}
-
-function readCache(file: string): Record<string, Entry> {
-  try {
-    const value = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, Entry>)
-      : {};
-  } catch {
-    return {};
-  }
 }
 
 /** What the probe proved depends on: the config, hook and flags every run gets (their text, as written). */
@@ -77,31 +52,14 @@ export function configDigest(): string {
 
 /** Proves the hook live for this binary (or finds it proved in the cache); throws HookNotLive when it is not. */
 export async function proveHookLive(options: ProbeOptions): Promise<Probed> {
-  const stat = statSync(options.binary);
-  // A rebuilt or replaced binary has another size or mtime, a changed config another digest: probed again.
-  const key = [
-    realpathSync(options.binary),
-    stat.size,
-    Math.round(stat.mtimeMs),
-    options.version ?? '',
-    configDigest(),
-  ].join('\0');
-  const cacheFile = options.cacheFile ?? defaultCacheFile();
-  const known = readCache(cacheFile)[key];
+  const key = probeKey(options.binary, options.version, configDigest());
+  const cacheFile = options.cacheFile ?? cacheFileOf('codex-probe.json');
+  const known = readProbeCache<Entry>(cacheFile)[key];
   if (known?.live === true && Array.isArray(known.models)) return { models: known.models, cached: true };
 
   const models = knownModels(options.binary);
   await probe(options, models[0] ?? 'gpt-5.5');
-  const cache = readCache(cacheFile);
-  cache[key] = { live: true, models };
-  try {
-    mkdirSync(join(cacheFile, '..'), { recursive: true });
-    const temp = `${cacheFile}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify(cache, null, 2)}\n`);
-    renameSync(temp, cacheFile);
-  } catch {
-    // A cache that cannot be written costs a probe next time, nothing more.
-  }
+  rememberProbe(cacheFile, key, { live: true, models });
   return { models, cached: false };
 }
 

@@ -2,9 +2,16 @@
 // once, not per replay: a JSON object in `$XDG_CACHE_HOME/replay-history/<name>`, keyed by what the proof depends
 // on (the binary's path, size, mtime and version, the digest of the settings and hook it was proved with).
 // A cache that cannot be read is empty; one that cannot be written costs a probe next time, nothing more.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+
+/** What a proof is kept under: a rebuilt or replaced binary has another size or mtime, changed settings another
+ * digest, and either is probed again. */
+export function probeKey(binary: string, version: string | undefined, digest: string): string {
+  const stat = statSync(binary);
+  return [realpathSync(binary), stat.size, Math.round(stat.mtimeMs), version ?? '', digest].join('\0');
+}
 
 export function cacheFileOf(name: string): string {
   const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');

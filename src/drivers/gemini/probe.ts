@@ -6,20 +6,12 @@
 // with exactly our reason, and the marker was not made; anything else and the replay refuses. The answer is
 // cached per binary (path, size, mtime, version) and settings digest: the probe costs one start-up (~5 s).
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { newSecret, readBody, sendJson, serveLoopback } from '../common/loopback.js';
-import { cacheFileOf, readProbeCache, rememberProbe } from '../common/probe-cache.js';
+import { cacheFileOf, probeKey, readProbeCache, rememberProbe } from '../common/probe-cache.js';
 import { type GeminiRequest, responseText, writeGeminiStream } from '../wire/gemini.js';
 import { blockedText, hookScript, prepareGeminiEnvironment, runArgs, settings } from './environment.js';
 import { kindOf } from './proxy.js';
@@ -57,15 +49,7 @@ export function settingsDigest(): string {
 
 /** Proves the hook live for this binary (or finds it proved in the cache); throws HookNotLive when it is not. */
 export async function proveHookLive(options: ProbeOptions): Promise<Probed> {
-  const stat = statSync(options.binary);
-  // A rebuilt or replaced binary has another size or mtime, changed settings another digest: probed again.
-  const key = [
-    realpathSync(options.binary),
-    stat.size,
-    Math.round(stat.mtimeMs),
-    options.version ?? '',
-    settingsDigest(),
-  ].join('\0');
+  const key = probeKey(options.binary, options.version, settingsDigest());
   const cacheFile = options.cacheFile ?? cacheFileOf('gemini-probe.json');
   const testing = options.hook !== undefined || options.workspace !== undefined;
   if (!testing && readProbeCache<{ live: true }>(cacheFile)[key]?.live === true) return { cached: true };

@@ -6,21 +6,12 @@
 // reason and the marker was not made; anything else and the replay refuses. The answer is cached per binary
 // (path, size, mtime, version) and settings digest: the probe costs one Qwen start-up (~3 s).
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { newSecret, readBody, sendJson, serveLoopback } from '../common/loopback.js';
+import { cacheFileOf, probeKey, readProbeCache, rememberProbe } from '../common/probe-cache.js';
 import { writeChatStream } from '../wire/openai-chat.js';
 import { denyReason, hookScript, prepareQwenEnvironment, runArgs, settings } from './environment.js';
 import { contentText, kindOf, type QwenRequest } from './proxy.js';
@@ -43,22 +34,6 @@ export interface Probed {
   cached: boolean;
 }
 
-function defaultCacheFile(): string {
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(base, 'replay-history', 'qwen-probe.json');
-}
-
-function readCache(file: string): Record<string, { live: true }> {
-  try {
-    const value = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, { live: true }>)
-      : {};
-  } catch {
-    return {};
-  }
-}
-
 /** What the probe proved depends on: the settings, hook and flags every run gets (their text, as written). */
 export function settingsDigest(): string {
   return createHash('sha256')
@@ -72,30 +47,12 @@ export function settingsDigest(): string {
 
 /** Proves the hook live for this binary (or finds it proved in the cache); throws HookNotLive when it is not. */
 export async function proveHookLive(options: ProbeOptions): Promise<Probed> {
-  const stat = statSync(options.binary);
-  // A rebuilt or replaced binary has another size or mtime, changed settings another digest: probed again.
-  const key = [
-    realpathSync(options.binary),
-    stat.size,
-    Math.round(stat.mtimeMs),
-    options.version ?? '',
-    settingsDigest(),
-  ].join('\0');
-  const cacheFile = options.cacheFile ?? defaultCacheFile();
+  const key = probeKey(options.binary, options.version, settingsDigest());
+  const cacheFile = options.cacheFile ?? cacheFileOf('qwen-probe.json');
   const testing = options.hook !== undefined || options.workspace !== undefined;
-  if (!testing && readCache(cacheFile)[key]?.live === true) return { cached: true };
+  if (!testing && readProbeCache<{ live: true }>(cacheFile)[key]?.live === true) return { cached: true };
   await probe(options);
-  if (testing) return { cached: false };
-  const cache = readCache(cacheFile);
-  cache[key] = { live: true };
-  try {
-    mkdirSync(join(cacheFile, '..'), { recursive: true });
-    const temp = `${cacheFile}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify(cache, null, 2)}\n`);
-    renameSync(temp, cacheFile);
-  } catch {
-    // A cache that cannot be written costs a probe next time, nothing more.
-  }
+  if (!testing) rememberProbe(cacheFile, key, { live: true });
   return { cached: false };
 }
 
