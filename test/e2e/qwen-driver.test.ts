@@ -325,6 +325,53 @@ describe('replay --agent qwen of the sample sessions: Claude Code’s and openco
   }, 240_000);
 });
 
+describe('replay --agent qwen of the real Gemini CLI 0.61.0 session', () => {
+  it('takes it call for call (Qwen Code kept Gemini CLI’s tools), nothing run', async () => {
+    const store = join(dir.path, 'gemini.db');
+    const fixture = join(root, 'test/fixtures/real/gemini-cli-0.61.0');
+    expect((await run(['ingest', join(fixture, 'home/.gemini/tmp'), '--db', store])).exitCode).toBe(0);
+    const demo = join(dir.path, 'gemini', 'projects', 'demo-app');
+    await execa('bash', [join(fixture, 'scripts/make-workspace.sh'), demo], {
+      env: {
+        GIT_AUTHOR_NAME: 'Ada',
+        GIT_AUTHOR_EMAIL: 'ada@example.com',
+        GIT_COMMITTER_NAME: 'Ada',
+        GIT_COMMITTER_EMAIL: 'ada@example.com',
+      },
+    });
+    const before = readdirSync(demo).sort();
+    const out = join(dir.path, 'gemini.jsonl');
+    const replayed = await run([
+      'replay',
+      '9c1bacd1',
+      '--agent',
+      'qwen',
+      '--workspace',
+      demo,
+      '--db',
+      store,
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(replayed.exitCode, replayed.stderr).toBe(0);
+    expect(JSON.parse(replayed.stdout)).toMatchObject({
+      driver: 'qwen',
+      turnsFailed: 0,
+      recall: 1,
+      precision: 1,
+      misses: 0,
+    });
+    expect(readdirSync(demo).sort()).toEqual(before);
+    expect(existsSync(join(demo, 'hello.txt'))).toBe(false);
+    const pairs = pairsOf(out);
+    expect(pairs.length).toBeGreaterThanOrEqual(8);
+    expect(new Set(pairs.map((pair) => (pair as unknown as { agent: string }).agent))).toEqual(
+      new Set(['gemini']),
+    );
+  }, 240_000);
+});
+
 describe('replay --agent qwen with a Qwen whose hook fails', () => {
   it('fails the probe and refuses before anything runs: exit 2, no run, nothing made', async () => {
     const real = findQwen().path;

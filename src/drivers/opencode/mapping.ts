@@ -25,6 +25,8 @@ interface Entry {
   forward?: (input: Args) => Args;
   /** Adjusts the renamed arguments, recorded → opencode. */
   backward?: (input: Args) => Args;
+  /** A recorded call with an argument outside `fields` has no counterpart (renaming would drop what it did). */
+  strict?: boolean;
 }
 
 const subagent = (from: string, to: string) => (input: Args) =>
@@ -89,6 +91,29 @@ const dockerAgent: Entry[] = [
   },
 ];
 
+// Gemini CLI and Qwen Code (a fork of it) name their shell and whole-file write alike: `run_shell_command
+// {command, description}` and `write_file {file_path, content}`. Their reads (`start_line`/`end_line` against
+// `offset`/`limit`), edits (Gemini's `replace` takes an `instruction`) and searches differ in what they do, so
+// only these two are mapped. A recorded call with an argument the table does not carry (a shell call's
+// `dir_path` or `is_background`) has no exact counterpart: `strict`.
+const geminiLineage: Entry[] = [
+  {
+    opencode: 'bash',
+    recorded: 'run_shell_command',
+    fields: { command: 'command', description: 'description' },
+    forward: ({ description, ...rest }) =>
+      description === '' || description === undefined ? rest : { ...rest, description },
+    backward: (input) => ({ description: '', ...input }),
+    strict: true,
+  },
+  {
+    opencode: 'write',
+    recorded: 'write_file',
+    fields: { filePath: 'file_path', content: 'content' },
+    strict: true,
+  },
+];
+
 /** Renames the arguments that are present; the others are left out. */
 function rename(args: Args, fields: Record<string, string>): Args {
   const out: Args = {};
@@ -99,7 +124,12 @@ function rename(args: Args, fields: Record<string, string>): Args {
 const flip = (fields: Record<string, string>) =>
   Object.fromEntries(Object.entries(fields).map(([from, to]) => [to, from]));
 
-const tables: Record<string, Entry[]> = { 'claude-code': claudeCode, 'docker-agent': dockerAgent };
+const tables: Record<string, Entry[]> = {
+  'claude-code': claudeCode,
+  'docker-agent': dockerAgent,
+  gemini: geminiLineage,
+  qwen: geminiLineage,
+};
 
 const asArgs = (value: unknown): Args =>
   value && typeof value === 'object' && !Array.isArray(value) ? (value as Args) : {};
@@ -151,6 +181,9 @@ export function opencodeCall(agent: string, name: string, input: unknown): Recor
   if (agent === 'codex') return codexBackward(name, asArgs(input));
   const entry = tables[agent]?.find((candidate) => candidate.recorded === name);
   if (!entry) return undefined;
-  const args = rename(asArgs(input), flip(entry.fields));
+  const recorded = asArgs(input);
+  const known = new Set(Object.values(entry.fields));
+  if (entry.strict && Object.keys(recorded).some((field) => !known.has(field))) return undefined;
+  const args = rename(recorded, flip(entry.fields));
   return { name: entry.opencode, input: entry.backward ? entry.backward(args) : args };
 }

@@ -56,7 +56,7 @@ export function toolDefaults(agent: AgentId, toolName: string): Record<string, u
 }
 
 /**
- * Arguments of a tool that only describe the call (Claude Code's and opencode's shell `description`): a call
+ * Arguments of a tool that only describe the call (the shell `description` of Claude Code, opencode, Gemini CLI and Qwen Code): a call
  * without them, or with other words, does the same.
  */
 export function toolCommentary(agent: AgentId, toolName: string): readonly string[] | undefined {
@@ -66,6 +66,8 @@ export function toolCommentary(agent: AgentId, toolName: string): readonly strin
 const commentary: Partial<Record<AgentId, Record<string, readonly string[]>>> = {
   'claude-code': { Bash: ['description'] },
   opencode: { bash: ['description'] },
+  gemini: { run_shell_command: ['description'] },
+  qwen: { run_shell_command: ['description'] },
 };
 
 /**
