@@ -9,6 +9,7 @@
 // 4. A Gemini whose hook fails (a hook that exits 1) fails the probe: the replay refuses before anything runs.
 // 5. A workspace with its own .gemini/settings.json (hooks, an MCP server) is not replayed: none of it runs.
 // 6. SIGKILL of the replay stops Gemini too; the pairs stay whole.
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -402,6 +403,38 @@ describe('replay --agent gemini of other agents’ sessions', () => {
     expect(names.has('run_shell_command')).toBe(true);
     expect(names.has('Bash') || names.has('bash')).toBe(false);
   }, 240_000);
+});
+
+/** Whether bubblewrap can run here (--sandbox): `.ci/run` installs it where it can. */
+const bwrapWorks = spawnSync('bwrap', ['--bind', '/', '/', '--die-with-parent', 'true']).status === 0;
+
+describe.skipIf(!bwrapWorks)('replay --agent gemini --sandbox', () => {
+  it('runs Gemini CLI under bubblewrap with the workspace read-only: every step taken, nothing made', async () => {
+    const out = join(dir.path, 'sandboxed.jsonl');
+    const replayed = await run([
+      'replay',
+      'b1b2c3d4',
+      '--agent',
+      'gemini',
+      '--sandbox',
+      '--db',
+      db,
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(replayed.exitCode, replayed.stderr).toBe(0);
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ turnsDone: 4, turnsFailed: 0, recall: 1, misses: 0 });
+    expect(JSON.parse(replayed.stdout).sideEffects).toMatchObject({
+      changes: [],
+      copyOnWrite: {
+        method: 'none',
+        reason: '--sandbox: the checked directories are read-only to the agent',
+      },
+    });
+    expect(existsSync(marker)).toBe(false);
+    expect(readdirSync(ws)).toEqual(['keep.txt']);
+  }, 180_000);
 });
 
 describe('replay --agent gemini with a Gemini CLI whose hook fails', () => {

@@ -6,6 +6,7 @@
 // 3. A Qwen whose hook fails open (a hook that exits 1) fails the probe: the replay refuses before anything runs.
 // 4. A workspace with its own .qwen/settings.json (hooks, an MCP server) is not replayed: none of it runs.
 // 5. SIGKILL of the replay stops Qwen too; the pairs stay whole.
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -370,6 +371,38 @@ describe('replay --agent qwen of the real Gemini CLI 0.61.0 session', () => {
       new Set(['gemini']),
     );
   }, 240_000);
+});
+
+/** Whether bubblewrap can run here (--sandbox): `.ci/run` installs it where it can. */
+const bwrapWorks = spawnSync('bwrap', ['--bind', '/', '/', '--die-with-parent', 'true']).status === 0;
+
+describe.skipIf(!bwrapWorks)('replay --agent qwen --sandbox', () => {
+  it('runs Qwen under bubblewrap with the workspace read-only: every step taken, nothing made', async () => {
+    const out = join(dir.path, 'sandboxed.jsonl');
+    const replayed = await run([
+      'replay',
+      'a1b2c3d4',
+      '--agent',
+      'qwen',
+      '--sandbox',
+      '--db',
+      db,
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(replayed.exitCode, replayed.stderr).toBe(0);
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ turnsDone: 4, turnsFailed: 0, recall: 1, misses: 0 });
+    expect(JSON.parse(replayed.stdout).sideEffects).toMatchObject({
+      changes: [],
+      copyOnWrite: {
+        method: 'none',
+        reason: '--sandbox: the checked directories are read-only to the agent',
+      },
+    });
+    expect(existsSync(marker)).toBe(false);
+    expect(readdirSync(ws)).toEqual(['keep.txt']);
+  }, 180_000);
 });
 
 describe('replay --agent qwen with a Qwen whose hook fails', () => {
