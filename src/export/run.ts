@@ -2,13 +2,13 @@
 // and write — one sample at a time, so memory does not grow with the store (apart from the duplicate digests).
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { canonicalJson } from '../model/canonical-json.js';
 import { type ElideOptions, elideOptions, type ShownSettings, savings } from '../replay/elide.js';
 import type { Pair } from '../replay/pairs.js';
 import { readLines } from '../sources/lines.js';
 import type { RunRow, RunStore } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
+import { type Count, fitToBudget, opened, sampleTokens, spread } from './budget.js';
 import {
   type BuildOptions,
   type Built,
@@ -20,6 +20,7 @@ import {
 import { type Redacting, redactSample } from './clean.js';
 import type { Format, Sample, SampleMessage, Unit } from './sample.js';
 import { type Side, sideOf } from './split.js';
+import { type Measure, o200k } from './tokenizer.js';
 
 export interface ExportSettings {
   format: Format;
@@ -34,6 +35,19 @@ export interface ExportSettings {
   split?: number;
   seed: number;
   redactor?: Redacting;
+  /** What tokens are counted in (default o200k_base). */
+  measure?: Measure;
+  /** --max-tokens: every row made to fit (budget.ts). */
+  maxTokens?: number;
+}
+
+/** Rows against the length budget, and the lengths of rows before and after it (tools and template included). */
+export interface LengthReport {
+  tokenizer: string;
+  maxTokens: number | null;
+  rows: { fit: number; trimmed: number; split: number; fromSplits: number; dropped: number };
+  before: { p50: number; p95: number; max: number };
+  after: { p50: number; p95: number; max: number };
 }
 
 export interface ExportReport {
@@ -44,6 +58,7 @@ export interface ExportReport {
   sessions: number;
   samples: { written: number; train: number; validation: number };
   tokens: { total: number; trained: number };
+  length: LengthReport;
   duplicates: number;
   skipped: Record<string, number>;
   warnings: Record<string, number>;
@@ -66,12 +81,26 @@ function messageText(message: SampleMessage): string {
   return message.content;
 }
 
-/** Tokens of the sample's text (o200k_base), and of the part a trainer learns. */
-function tokens(sample: Sample): { total: number; trained: number } {
+/** A counter that remembers long texts it counted: a session's tool list is the same in each of its rows. */
+function remembering(count: Count): Count {
+  const known = new Map<string, number>();
+  return (text) => {
+    if (text.length < 2048) return count(text);
+    const seen = known.get(text);
+    if (seen !== undefined) return seen;
+    const n = count(text);
+    if (known.size >= 64) known.delete(known.keys().next().value as string);
+    known.set(text, n);
+    return n;
+  };
+}
+
+/** Tokens of the sample's text, and of the part a trainer learns. */
+function tokens(sample: Sample, count: Count): { total: number; trained: number } {
   let total = 0;
   let trained = 0;
   const add = (message: SampleMessage) => {
-    const n = countTokens(messageText(message));
+    const n = count(messageText(message));
     total += n;
     if (message.role === 'assistant' && message.train) trained += n;
   };
@@ -86,6 +115,10 @@ function tokens(sample: Sample): { total: number; trained: number } {
 export class Exporter {
   readonly report: ExportReport;
   private readonly seen = new Set<string>();
+  private readonly count: Count;
+  /** Row lengths before and after the budget (one number a row, for the percentiles). */
+  private readonly before: number[] = [];
+  private readonly after: number[] = [];
 
   constructor(
     private readonly settings: ExportSettings,
@@ -100,12 +133,20 @@ export class Exporter {
       sessions: 0,
       samples: { written: 0, train: 0, validation: 0 },
       tokens: { total: 0, trained: 0 },
+      length: {
+        tokenizer: (settings.measure ?? o200k).name,
+        maxTokens: settings.maxTokens ?? null,
+        rows: { fit: 0, trimmed: 0, split: 0, fromSplits: 0, dropped: 0 },
+        before: { p50: 0, p95: 0, max: 0 },
+        after: { p50: 0, p95: 0, max: 0 },
+      },
       duplicates: 0,
       skipped: {},
       warnings: {},
       redactions: {},
       elision: { resultsElided: 0, resultsCut: 0, bytesSaved: 0 },
     };
+    this.count = remembering((settings.measure ?? o200k).count);
   }
 
   buildOptions(agent: Sample['agent']): BuildOptions {
@@ -138,7 +179,43 @@ export class Exporter {
     this.report.elision.resultsElided += saved.elided;
     this.report.elision.resultsCut += saved.truncated;
     this.report.elision.bytesSaved += saved.bytesSaved;
-    const sample = this.settings.redactor ? redactSample(this.settings.redactor, built.sample) : built.sample;
+    const redacted = this.settings.redactor
+      ? redactSample(this.settings.redactor, built.sample)
+      : built.sample;
+    const reopened = opened(redacted);
+    if (reopened)
+      bump(this.report.warnings, 'a row that opened with the model’s message given a user message before it');
+    const sample = reopened ?? redacted;
+    const budget = this.settings.maxTokens;
+    if (budget === undefined) {
+      const length = sampleTokens(sample, this.count);
+      this.before.push(length);
+      await this.emit(sample, length);
+      return;
+    }
+    const fitted = fitToBudget(sample, budget, this.count);
+    const rows = this.report.length.rows;
+    if (fitted.outcome === 'dropped') {
+      this.before.push(sampleTokens(sample, this.count));
+      rows.dropped++;
+      this.skip(fitted.why);
+      return;
+    }
+    this.before.push(
+      fitted.outcome === 'fits' ? (fitted.tokens[0] as number) : sampleTokens(sample, this.count),
+    );
+    if (fitted.outcome === 'fits') rows.fit++;
+    else if (fitted.outcome === 'trimmed') rows.trimmed++;
+    else {
+      rows.split++;
+      rows.fromSplits += fitted.samples.length;
+    }
+    for (const [index, piece] of fitted.samples.entries())
+      await this.emit(piece, fitted.tokens[index] as number);
+  }
+
+  /** One sample of the output: rendered, checked for a duplicate, written to its side, counted. */
+  private async emit(sample: Sample, length: number): Promise<void> {
     const rendered = this.settings.format.render(sample);
     if ('skip' in rendered) {
       this.skip(`${this.settings.format.name}: ${rendered.skip}`);
@@ -161,9 +238,10 @@ export class Exporter {
         ? 'train'
         : sideOf(sample.session, this.settings.seed, this.settings.split);
     await this.write(row, side);
-    const counted = tokens(sample);
+    const counted = tokens(sample, this.count);
     this.report.tokens.total += counted.total;
     this.report.tokens.trained += counted.trained;
+    this.after.push(length);
     this.report.samples.written++;
     this.report.samples[side]++;
   }
@@ -186,7 +264,7 @@ export class Exporter {
       for (const built of fromSession(loaded.session, loaded.own, this.buildOptions(loaded.session.agent)))
         await this.take(built);
     }
-    this.finishRedactions();
+    this.finish();
   }
 
   /** A replay run's pairs (its pairs file, only the lines of this run); failed turns are counted, not written. */
@@ -215,7 +293,7 @@ export class Exporter {
         );
       }
     }
-    this.finishRedactions();
+    this.finish();
   }
 
   /**
@@ -260,8 +338,10 @@ export class Exporter {
     }
   }
 
-  private finishRedactions(): void {
+  private finish(): void {
     if (this.settings.redactor) this.report.redactions = this.settings.redactor.counts();
+    this.report.length.before = spread(this.before);
+    this.report.length.after = spread(this.after);
   }
 }
 

@@ -8,6 +8,7 @@ import { Exporter, type ExportReport } from '../../export/run.js';
 import type { Unit } from '../../export/sample.js';
 import { Sink, SinkError, sharesStdout, type Target, targetOf, writeWhole } from '../../export/sink.js';
 import { type Side, splitFile } from '../../export/split.js';
+import { measureFor, TokenizerError } from '../../export/tokenizer.js';
 import type { openDb } from '../../store/db.js';
 import { RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
@@ -57,6 +58,16 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
       'pass --out FILE: FILE.train… and FILE.validation… are written',
     );
 
+  if (options.tokenizer !== undefined && options.maxTokens === undefined)
+    say('note: --tokenizer without --max-tokens only changes what the token counts of the report are in');
+  let measure: ReturnType<typeof measureFor>;
+  try {
+    measure = measureFor(options.tokenizer);
+  } catch (error) {
+    if (error instanceof TokenizerError)
+      throw new UserError(error.message, 'pass o200k, or the tokenizer.json of the model you train');
+    throw error;
+  }
   const format = formatFor(options.format, { trainOn, unit });
   const shown =
     options.elideRepeats || options.maxResultBytes !== undefined
@@ -86,6 +97,8 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
       ...(options.split !== undefined ? { split: options.split } : {}),
       seed: options.seed,
       ...(options.redact ? { redactor: new Redactor() } : {}),
+      measure,
+      ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     },
     run ? `run:${run.id}` : 'original',
     (row, side) => sinkFor(side).write(row),
@@ -219,13 +232,25 @@ function counts(record: Record<string, number>): string {
   return `${total} (${entries.map(([k, v]) => `${k}: ${v}`).join(', ')})`;
 }
 
+/** Row lengths, and what --max-tokens did to them. */
+function lengths(report: ExportReport): string {
+  const { before, after, rows, maxTokens } = report.length;
+  const said = (figures: typeof before) => `p50 ${figures.p50}, p95 ${figures.p95}, max ${figures.max}`;
+  if (maxTokens === null) return `${said(after)} tokens long (tools and template included)`;
+  return (
+    `${said(before)} tokens long before --max-tokens ${maxTokens}, ${said(after)} after: ` +
+    `${rows.fit} fit, ${rows.trimmed} trimmed, ${rows.split} split into ${rows.fromSplits}, ${rows.dropped} dropped`
+  );
+}
+
 function formatExport(report: ExportReport, sinks: Sink[], split: boolean): string {
   const s = report.samples;
   const lines = [
     `export ${report.format} from ${report.from}, per ${report.unit}, training on ${report.trainOn}: ${s.written} sample(s) from ${report.sessions} session(s)` +
       (split ? ` (train ${s.train}, validation ${s.validation})` : ''),
     `written     ${sinks.map(describeSink).join(', ')}`,
-    `tokens      ${report.tokens.total} in all, ${report.tokens.trained} trained (o200k_base)`,
+    `tokens      ${report.tokens.total} in all, ${report.tokens.trained} trained (${report.length.tokenizer})`,
+    `rows        ${lengths(report)}`,
     `duplicates  ${report.duplicates} dropped`,
     `skipped     ${counts(report.skipped)}`,
     `redacted    ${counts(report.redactions)}`,

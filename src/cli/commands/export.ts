@@ -23,6 +23,8 @@ export interface ExportOptions {
   elideTool: string[];
   maxResultBytes?: number;
   minTurns: number;
+  maxTokens?: number;
+  tokenizer?: string;
   out?: string;
 }
 
@@ -114,6 +116,20 @@ export function registerExport(program: Command): void {
       0,
     )
     .option(
+      '--max-tokens <n>',
+      'make every row fit N tokens: the oldest context of a turn row left out first (never the trained turn), a session row split into rows that fit; the cut said in the row',
+      (value) => {
+        const n = Number(value);
+        if (!Number.isInteger(n) || n < 256)
+          throw new UserError(`--max-tokens takes a whole number of at least 256, not '${value}'`);
+        return n;
+      },
+    )
+    .option(
+      '--tokenizer <name|file>',
+      'count tokens with o200k (OpenAI, the default) or the trained model’s own tokenizer.json (a file, or the folder holding it)',
+    )
+    .option(
       '--out <file>',
       'write here (default: stdout); with --split, FILE.train.jsonl and FILE.validation.jsonl',
     )
@@ -129,7 +145,12 @@ passwords, emails, the user name in home paths; the same secret gets the same pl
 for the trainer, and dropped if it is an exact duplicate. The split is by a hash of the session, so a session is
 never on both sides. The store is never changed.
 
-The report (samples, tokens, skips, redactions, warnings) goes to stderr; --json prints it as JSON (on stdout
+--max-tokens counts a row as a trainer does, roughly: its tools' JSON, each message's text and arguments, and 5 tokens
+a message for the chat template (leave some room). Rows too long even with every earlier message left out are
+dropped and counted.
+
+The report (samples, tokens, row lengths p50/p95/max before and after --max-tokens, skips, redactions, warnings)
+goes to stderr; --json prints it as JSON (on stdout
 when the rows go to --out, else on stderr).
 
 Formats: openai (chat fine-tuning: arguments as JSON strings, weight 0/1), trl (messages + tools, arguments as
@@ -145,7 +166,8 @@ Examples:
   $ replay-history export --unit model-turn --train-on last --max-result-bytes 4096 --out turns.jsonl --json
   $ replay-history export --format axolotl --train-on all-assistant --include-injected --out all.jsonl
   $ replay-history export --format openai --branches --out with-branches.jsonl
-  $ replay-history export --no-redact --elide-repeats --elide-tool mcp__db__query --out raw.jsonl`,
+  $ replay-history export --no-redact --elide-repeats --elide-tool mcp__db__query --out raw.jsonl
+  $ replay-history export --format trl --max-tokens 8192 --tokenizer ./Qwen2.5-Coder-7B/tokenizer.json --out fit.jsonl`,
     )
     .action(async (options: ExportOptions) => {
       const { runExport } = await import('./export-action.js');
