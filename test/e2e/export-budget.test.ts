@@ -2,10 +2,11 @@
 // tokenizer (o200k, checked here with gpt-tokenizer itself, and a model's own tokenizer.json), the trained turn
 // present and last in every trimmed model-turn row, session splits opening with a user message, the counts in
 // the report equal to what was written, and bad options refused.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { run, tempDir } from '../helpers/cli.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -225,5 +226,57 @@ describe('export --max-tokens', () => {
     const bad = await run(['export', '--tokenizer', broken], { env });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain(`--tokenizer ${broken}: not a tokenizer.json`);
+  }, 120_000);
+});
+
+describe('trainer configs beside the export', () => {
+  it('give a sequence length no row exceeds, the validation file as the eval set, and paths that resolve anywhere', async () => {
+    const folder = join(dir.path, 'configs');
+    mkdirSync(folder);
+    const base = ['--unit', 'model-turn', '--split', '0.5', '--seed', '1', '--json'];
+    const exportAs = async (format: string, extra: string[] = []) => {
+      const result = await run(
+        ['export', '--format', format, '--out', join(folder, `${format}.jsonl`), ...base, ...extra],
+        {
+          env,
+          cwd: dir.path,
+        },
+      );
+      expect(result.exitCode, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as Report;
+    };
+    const axolotlReport = await exportAs('axolotl');
+    const axolotl = parse(readFileSync(join(folder, 'axolotl.axolotl.yaml'), 'utf8')) as {
+      sequence_len: number;
+      datasets: { path: string }[];
+      test_datasets: { path: string }[];
+    };
+    expect(axolotl.sequence_len).toBeGreaterThanOrEqual(axolotlReport.length.after.max);
+    expect(axolotl.datasets.map((d) => d.path)).toEqual([join(folder, 'axolotl.train.jsonl')]);
+    expect(axolotl.test_datasets.map((d) => d.path)).toEqual([join(folder, 'axolotl.validation.jsonl')]);
+    for (const d of [...axolotl.datasets, ...axolotl.test_datasets]) expect(existsSync(d.path)).toBe(true);
+
+    await exportAs('sharegpt', ['--max-tokens', '6000']);
+    const factory = parse(readFileSync(join(folder, 'sharegpt.llamafactory.yaml'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(factory).toMatchObject({ cutoff_len: 6000, mask_history: true, dataset_dir: folder });
+    const info = JSON.parse(readFileSync(join(folder, 'dataset_info.json'), 'utf8')) as Record<
+      string,
+      { file_name: string }
+    >;
+    // The names the config uses are registered, and their files are there.
+    for (const name of [factory.dataset, factory.eval_dataset] as string[])
+      expect(existsSync(join(folder, info[name]?.file_name ?? 'missing'))).toBe(true);
+
+    const trlReport = await exportAs('trl');
+    const trl = JSON.parse(readFileSync(join(folder, 'trl.trl.json'), 'utf8')) as {
+      args: { max_length: number; completion_only_loss: boolean };
+      data_files: { train: string; validation: string };
+    };
+    expect(trl.args.max_length).toBeGreaterThanOrEqual(trlReport.length.after.max);
+    expect(trl.args.completion_only_loss).toBe(true);
+    expect(Object.values(trl.data_files).every((file) => existsSync(file))).toBe(true);
   }, 120_000);
 });

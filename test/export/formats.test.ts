@@ -242,13 +242,6 @@ describe('axolotl', () => {
     expect(messages[1]?.reasoning_content).toBe('It is M31, which Euler proved prime in 1772.');
     expect('skip' in render(axolotl, 'raw-arguments')).toBe(true);
   });
-
-  it('writes a config snippet beside the output', () => {
-    const companion = axolotl.companion?.('out/train.jsonl');
-    expect(companion?.file).toBe('out/train.axolotl.yaml');
-    expect(companion?.content).toContain('  - path: "out/train.jsonl"\n');
-    expect(companion?.content).toContain('    message_field_training: train\n');
-  });
 });
 
 describe('dpo', () => {
@@ -395,6 +388,5 @@ describe('golden files', () => {
 
   it('companion files', () => {
     expectGolden('sharegpt.dataset_info.json', sharegpt.companion?.('sessions.jsonl').content ?? '');
-    expectGolden('axolotl.yaml', axolotl.companion?.('sessions.jsonl').content ?? '');
   });
 });

@@ -2,6 +2,7 @@
 // of a second to load, which `replay-history --help` or `sessions` should not pay.
 import { existsSync, readFileSync } from 'node:fs';
 import type { TrainOn } from '../../export/build.js';
+import { trainerConfigs } from '../../export/configs.js';
 import { formatFor } from '../../export/formats/index.js';
 import { Redactor } from '../../export/redact.js';
 import { Exporter, type ExportReport } from '../../export/run.js';
@@ -136,6 +137,29 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
   }
 
   const report = exporter.report;
+  // Trainer configs from the data, once for the whole export (both sides of a split in one config); none for an
+  // export with no row, whose lengths say nothing.
+  const trainFile = sinks.get('train');
+  const validationFile = sinks.get('validation');
+  if (trainFile?.file && trainFile.target?.atomic && report.samples.written > 0) {
+    for (const config of trainerConfigs({
+      format: options.format,
+      unit,
+      trainOn,
+      files: {
+        train: trainFile.file,
+        ...(validationFile?.file ? { validation: validationFile.file } : {}),
+      },
+      longest: report.length.after.max,
+      ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+      tokenizer: report.length.tokenizer,
+    })) {
+      await writeWhole(config.file, config.content).catch((error: unknown) => {
+        throw plainly(error);
+      });
+      say(`${err.dim('wrote')} ${config.file} (${config.what})`);
+    }
+  }
   const written = [...sinks].map(([side, sink]) => ({ side, sink }));
   const files = written.flatMap(({ sink }) => (sink.target?.atomic ? [sink.target.path] : []));
   if (options.json) {

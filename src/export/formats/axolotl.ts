@@ -46,21 +46,4 @@ export const axolotl: Format = {
     }));
     return { row: { messages: sample.messages.map(message), tools } };
   },
-  companion(outFile) {
-    const yaml = [
-      `# axolotl dataset entry for ${outFile} (written by replay-history export): merge into your config.`,
-      '# Per-message `train` flags decide what is learned; roles_to_train is empty so nothing else is.',
-      'datasets:',
-      `  - path: ${JSON.stringify(outFile)}`,
-      '    ds_type: json',
-      '    type: chat_template',
-      '    field_messages: messages',
-      '    field_tools: tools',
-      '    message_field_training: train',
-      '    roles_to_train: []',
-      '    train_on_eos: turn',
-      '',
-    ].join('\n');
-    return { file: `${outFile.replace(/\.jsonl?$/, '')}.axolotl.yaml`, content: yaml };
-  },
 };
