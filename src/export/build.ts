@@ -1,5 +1,6 @@
 // Samples from stored sessions (the original turns) and from replay runs (pairs.jsonl). Pure apart from what it
 // is handed: the caller loads sessions and reads pairs.
+import { isHarnessText } from '../model/request.js';
 import { type Message, outputText, type Part, type Session, type ToolCall } from '../model/session.js';
 import { type Turn, turns } from '../model/turns.js';
 import { toolsFor } from '../replay/catalogue/index.js';
@@ -256,12 +257,15 @@ export function assistantOf(
 
 /**
  * Chat messages in sample form; tool results that answer no call in them are left out. `errors`: the call ids
- * whose result was an error (a v2 pair's `tool_errors`; chat form itself cannot say).
+ * whose result was an error (a v2 pair's `tool_errors`; chat form itself cannot say). Text the harness wrote into
+ * a user message (a reminder, "[Request interrupted by user…]") is left out unless `includeInjected`, as the
+ * samples from stored sessions leave it out: every format gets the same cleaning, from pairs or from sessions.
  */
 export function fromChat(
   messages: readonly ChatMessage[],
   notes: string[],
   errors: ReadonlySet<string> = new Set(),
+  includeInjected = false,
 ): SampleMessage[] {
   const out: SampleMessage[] = [];
   const names = new Map<string, string>();
@@ -286,8 +290,11 @@ export function fromChat(
       out.push(tool);
     } else if (message.role === 'system') out.push({ role: 'system', content: message.content });
     else {
-      const content = chatText(message.content);
-      if (content !== '') out.push({ role: 'user', content });
+      const content =
+        includeInjected || typeof message.content === 'string'
+          ? chatText(message.content)
+          : chatText(message.content.filter((part) => part.type !== 'text' || !isHarnessText(part.text)));
+      if (content !== '' && (includeInjected || !isHarnessText(content))) out.push({ role: 'user', content });
     }
   }
   return out;
@@ -323,8 +330,8 @@ export function fromPair(pair: Pair, options: BuildOptions, openingLength = pair
   const notes: string[] = [];
   if (options.unit === 'model-turn' && options.trainOn === 'replayed') openingLength = pair.messages.length;
   const errors = new Set(pair.tool_errors ?? []);
-  const context = fromChat(pair.messages, notes, errors);
-  const opening = fromChat(pair.messages.slice(0, openingLength), [], errors).length;
+  const context = fromChat(pair.messages, notes, errors, options.includeInjected);
+  const opening = fromChat(pair.messages.slice(0, openingLength), [], errors, options.includeInjected).length;
   const messages = [...context, assistantOf(pair.completion, false)];
   if (options.trainOn === 'last') markTraining(messages, messages.length - 1, 'last');
   else if (options.trainOn === 'all-assistant') markTraining(messages, 0, 'all-assistant');
@@ -344,7 +351,7 @@ export function fromPair(pair: Pair, options: BuildOptions, openingLength = pair
 }
 
 /** A preference pair: prompt = the context, chosen = the original answer, rejected = the replayed one. */
-export function preferenceFromPair(pair: Pair): Built {
+export function preferenceFromPair(pair: Pair, includeInjected = false): Built {
   if (!pair.original) return { skip: 'no original turn to prefer' };
   if (sameAnswer(pair.original, pair.completion)) return { skip: 'replayed turn equals the original' };
   const notes: string[] = [];
@@ -354,7 +361,7 @@ export function preferenceFromPair(pair: Pair): Built {
       session: pair.session,
       agent: pair.agent as Sample['agent'],
       unit: 'model-turn',
-      messages: fromChat(pair.messages, notes, new Set(pair.tool_errors ?? [])),
+      messages: fromChat(pair.messages, notes, new Set(pair.tool_errors ?? []), includeInjected),
       tools: toolsFromPair(pair),
       preference: { chosen: assistantOf(pair.original, true), rejected: assistantOf(pair.completion, true) },
     },

@@ -289,7 +289,9 @@ export class Exporter {
           continue;
         }
         await this.take(
-          dpo ? preferenceFromPair(pair) : fromPair(pair, this.buildOptions(pair.agent as Sample['agent'])),
+          dpo
+            ? preferenceFromPair(pair, this.settings.includeInjected)
+            : fromPair(pair, this.buildOptions(pair.agent as Sample['agent'])),
         );
       }
     }

@@ -134,6 +134,16 @@ function canonical(value: unknown): string {
 const harnessText =
   /^\s*(<(system-reminder|command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat|bash-input|bash-stdout|bash-stderr|task-notification|teammate-message|user-prompt-submit-hook|ide_opened_file|ide_selection)>|\[Request interrupted by user|This session is being continued from a previous conversation)/;
 
+/**
+ * Whether a user text is the harness's and not the person's (a reminder, a notification, an interruption note),
+ * so not a prompt to learn from. A compaction summary is the harness's too but stands for the history: not this.
+ */
+export function isHarnessText(text: string): boolean {
+  return (
+    harnessText.test(text) && !/^\s*This session is being continued from a previous conversation/.test(text)
+  );
+}
+
 /** Who wrote the message, and which blocks of a user message the harness added. */
 export function authorOf(message: WireMessage): { by: Author; injectedBlocks?: number[] } {
   if (message.role === 'assistant') return { by: 'model' };

@@ -190,6 +190,18 @@ describe('export from a replay run', () => {
       expect(pair.chosen[0].content).not.toBe('A different answer.');
       expect(pair.prompt.length).toBeGreaterThan(0);
     }
+    // The same cleaning as the SFT rows of the same conversations: no harness note in a prompt.
+    const said = (row: { role: string; content: unknown }[]) =>
+      row.filter((m) => m.role === 'user').map((m) => String(m.content));
+    expect(
+      rows.flatMap((row) => said(row.messages)).some((text) => text.includes('[Request interrupted')),
+    ).toBe(false);
+    expect(
+      pairs.flatMap((pair) => said(pair.prompt)).some((text) => text.includes('[Request interrupted')),
+    ).toBe(false);
+    const units = await exported(['--from', 'latest', '--format', 'dpo', '--unit', 'session']);
+    expect(units.exitCode).toBe(2);
+    expect(units.stderr).toContain('--unit session does not apply to --format dpo');
 
     const wrongUnit = await exported(['--from', `run:${runId}`, '--unit', 'session']);
     expect(wrongUnit.exitCode).toBe(2);

@@ -35,6 +35,11 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
   const dpo = options.format === 'dpo';
   if (dpo && !run)
     throw new UserError('--format dpo needs a replay run', 'pass --from run:RUN_ID or --from latest');
+  if (dpo && options.unit !== undefined && options.unit !== 'model-turn')
+    throw new UserError(
+      `--unit ${options.unit} does not apply to --format dpo: a preference row is one model turn, its two answers`,
+      'leave --unit out for dpo',
+    );
   const unit: Unit = dpo ? 'model-turn' : (options.unit ?? (run ? 'model-turn' : 'session'));
   const trainOn: TrainOn =
     options.trainOn ?? (run ? 'replayed' : unit === 'model-turn' ? 'last' : 'all-assistant');
