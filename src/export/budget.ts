@@ -84,6 +84,12 @@ export function opened(sample: Sample): Sample | undefined {
   return { ...sample, messages };
 }
 
+/** The row with `system` as its system prompt (`--system-prompt FILE`: the one the trained model will be run with). */
+export function withSystem(sample: Sample, system: string): Sample {
+  const rest = sample.messages[0]?.role === 'system' ? sample.messages.slice(1) : sample.messages;
+  return { ...sample, messages: [{ role: 'system', content: system }, ...rest] };
+}
+
 /** Stretches of a conversation that stay together: a user message, or an assistant message with its results. */
 function unitsOf(messages: readonly SampleMessage[], from: number, to: number): [number, number][] {
   const units: [number, number][] = [];

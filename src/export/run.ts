@@ -8,7 +8,7 @@ import type { Pair } from '../replay/pairs.js';
 import { readLines } from '../sources/lines.js';
 import type { RunRow, RunStore } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
-import { type Count, fitToBudget, opened, sampleTokens, spread } from './budget.js';
+import { type Count, fitToBudget, opened, sampleTokens, spread, withSystem } from './budget.js';
 import {
   type BuildOptions,
   type Built,
@@ -37,6 +37,8 @@ export interface ExportSettings {
   redactor?: Redacting;
   /** What tokens are counted in (default o200k_base). */
   measure?: Measure;
+  /** --system-prompt: every row's system prompt. */
+  systemPrompt?: string;
   /** --max-tokens: every row made to fit (budget.ts). */
   maxTokens?: number;
 }
@@ -182,10 +184,12 @@ export class Exporter {
     const redacted = this.settings.redactor
       ? redactSample(this.settings.redactor, built.sample)
       : built.sample;
-    const reopened = opened(redacted);
+    const prompted =
+      this.settings.systemPrompt === undefined ? redacted : withSystem(redacted, this.settings.systemPrompt);
+    const reopened = opened(prompted);
     if (reopened)
       bump(this.report.warnings, 'a row that opened with the model’s message given a user message before it');
-    const sample = reopened ?? redacted;
+    const sample = reopened ?? prompted;
     const budget = this.settings.maxTokens;
     if (budget === undefined) {
       const length = sampleTokens(sample, this.count);

@@ -280,3 +280,32 @@ describe('trainer configs beside the export', () => {
     expect(Object.values(trl.data_files).every((file) => existsSync(file))).toBe(true);
   }, 120_000);
 });
+
+describe('export --system-prompt', () => {
+  it('gives every row in every format the deployment’s system prompt, once and first', async () => {
+    const prompt = join(dir.path, 'system.txt');
+    writeFileSync(prompt, 'You are the todo-api agent. Keep answers short.\n');
+    for (const format of ['openai', 'trl', 'axolotl', 'sharegpt']) {
+      const out = join(dir.path, `system.${format}.jsonl`);
+      const result = await run(['export', '--format', format, '--system-prompt', prompt, '--out', out], {
+        env,
+      });
+      expect(result.exitCode, result.stderr).toBe(0);
+      for (const row of rows(out) as unknown as Record<string, unknown>[]) {
+        if (format === 'sharegpt') {
+          expect(row.system).toBe('You are the todo-api agent. Keep answers short.');
+          continue;
+        }
+        const messages = (row.messages ?? row.prompt) as Message[];
+        expect(messages[0]).toMatchObject({
+          role: 'system',
+          content: 'You are the todo-api agent. Keep answers short.',
+        });
+        expect(messages.filter((message) => message.role === 'system')).toHaveLength(1);
+      }
+    }
+    const missing = await run(['export', '--system-prompt', join(dir.path, 'none.txt')], { env });
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain(`--system-prompt ${join(dir.path, 'none.txt')}: no such file`);
+  }, 120_000);
+});

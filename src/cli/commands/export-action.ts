@@ -74,6 +74,17 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
       throw new UserError(error.message, 'pass o200k, or the tokenizer.json of the model you train');
     throw error;
   }
+  let systemPrompt: string | undefined;
+  if (options.systemPrompt !== undefined) {
+    try {
+      systemPrompt = readFileSync(options.systemPrompt, 'utf8').replace(/\n$/, '');
+    } catch (error) {
+      throw new UserError(
+        `--system-prompt ${options.systemPrompt}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+      );
+    }
+    if (systemPrompt.trim() === '') throw new UserError(`--system-prompt ${options.systemPrompt} is empty`);
+  }
   const format = formatFor(options.format, { trainOn, unit });
   const shown =
     options.elideRepeats || options.maxResultBytes !== undefined
@@ -104,6 +115,7 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
       seed: options.seed,
       ...(options.redact ? { redactor: new Redactor() } : {}),
       measure,
+      ...(systemPrompt !== undefined ? { systemPrompt } : {}),
       ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     },
     run ? `run:${run.id}` : 'original',

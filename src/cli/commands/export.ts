@@ -25,6 +25,7 @@ export interface ExportOptions {
   minTurns: number;
   maxTokens?: number;
   tokenizer?: string;
+  systemPrompt?: string;
   out?: string;
 }
 
@@ -130,6 +131,10 @@ export function registerExport(program: Command): void {
       'count tokens with o200k (OpenAI, the default) or the trained model’s own tokenizer.json (a file, or the folder holding it)',
     )
     .option(
+      '--system-prompt <file>',
+      'give every row this system prompt (the one your deployment will run the model with) in place of the recorded one',
+    )
+    .option(
       '--out <file>',
       'write here (default: stdout); with --split, FILE.train.jsonl and FILE.validation.jsonl',
     )
@@ -167,6 +172,7 @@ Examples:
   $ replay-history export --format axolotl --train-on all-assistant --include-injected --out all.jsonl
   $ replay-history export --format openai --branches --out with-branches.jsonl
   $ replay-history export --no-redact --elide-repeats --elide-tool mcp__db__query --out raw.jsonl
+  $ replay-history export --format sharegpt --system-prompt ./deploy/system.txt --out agent.jsonl
   $ replay-history export --format trl --max-tokens 8192 --tokenizer ./Qwen2.5-Coder-7B/tokenizer.json --out fit.jsonl`,
     )
     .action(async (options: ExportOptions) => {
