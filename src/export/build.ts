@@ -123,6 +123,20 @@ function sampleMessages(
   return out;
 }
 
+/**
+ * One system message, first: trainers take a system prompt at the start only (OpenAI's and LLaMA-Factory's checks
+ * refuse one later), while agents send instructions in several (Codex's developer messages: permissions, skills,
+ * collaboration mode, some after the environment context). Their texts are joined, in order, into the first.
+ */
+export function oneSystem(messages: SampleMessage[]): SampleMessage[] {
+  const systems = messages.filter((message) => message.role === 'system');
+  if (systems.length === 0 || (systems.length === 1 && messages[0]?.role === 'system')) return messages;
+  return [
+    { role: 'system', content: systems.map((message) => message.content).join('\n\n') },
+    ...messages.filter((message) => message.role !== 'system'),
+  ];
+}
+
 function toolsOf(session: Session): SampleTool[] {
   return toolsFor(session).map((tool) => ({
     name: tool.name,
@@ -165,7 +179,14 @@ function fromTurn(
   if (!messages.some((m) => m.role === 'assistant' && m.train))
     return { skip: 'nothing to train on in the sample' };
   return {
-    sample: { id, session: session.id, agent: session.agent, unit: options.unit, messages, tools },
+    sample: {
+      id,
+      session: session.id,
+      agent: session.agent,
+      unit: options.unit,
+      messages: oneSystem(messages),
+      tools,
+    },
     fates,
     notes,
   };
@@ -342,7 +363,7 @@ export function fromPair(pair: Pair, options: BuildOptions, openingLength = pair
       session: pair.session,
       agent: pair.agent as Sample['agent'],
       unit: options.unit,
-      messages,
+      messages: oneSystem(messages),
       tools: toolsFromPair(pair),
     },
     fates: [],
@@ -361,7 +382,7 @@ export function preferenceFromPair(pair: Pair, includeInjected = false): Built {
       session: pair.session,
       agent: pair.agent as Sample['agent'],
       unit: 'model-turn',
-      messages: fromChat(pair.messages, notes, new Set(pair.tool_errors ?? []), includeInjected),
+      messages: oneSystem(fromChat(pair.messages, notes, new Set(pair.tool_errors ?? []), includeInjected)),
       tools: toolsFromPair(pair),
       preference: { chosen: assistantOf(pair.original, true), rejected: assistantOf(pair.completion, true) },
     },
