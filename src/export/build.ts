@@ -371,6 +371,16 @@ export function fromPair(pair: Pair, options: BuildOptions, openingLength = pair
   };
 }
 
+/**
+ * A preference prompt without a system prompt of ours: where the replay gave the model our catalogue's prompt (the
+ * recording had none), the original answer — the chosen one — was made without it, so the pair's shared prompt
+ * must not hold it. A recorded or agent's own system prompt stays.
+ */
+function ownPrompt(pair: Pair): readonly ChatMessage[] {
+  if (pair.sources?.system !== 'catalogue') return pair.messages;
+  return pair.messages.filter((message) => message.role !== 'system');
+}
+
 /** A preference pair: prompt = the context, chosen = the original answer, rejected = the replayed one. */
 export function preferenceFromPair(pair: Pair, includeInjected = false): Built {
   if (!pair.original) return { skip: 'no original turn to prefer' };
@@ -382,7 +392,7 @@ export function preferenceFromPair(pair: Pair, includeInjected = false): Built {
       session: pair.session,
       agent: pair.agent as Sample['agent'],
       unit: 'model-turn',
-      messages: oneSystem(fromChat(pair.messages, notes, new Set(pair.tool_errors ?? []), includeInjected)),
+      messages: oneSystem(fromChat(ownPrompt(pair), notes, new Set(pair.tool_errors ?? []), includeInjected)),
       tools: toolsFromPair(pair),
       preference: { chosen: assistantOf(pair.original, true), rejected: assistantOf(pair.completion, true) },
     },

@@ -199,6 +199,14 @@ describe('export from a replay run', () => {
     expect(
       pairs.flatMap((pair) => said(pair.prompt)).some((text) => text.includes('[Request interrupted')),
     ).toBe(false);
+    // The replay gave the model our catalogue's system prompt (the recordings have none); the chosen answers were
+    // made without it, so no preference prompt holds it.
+    const replayed = lines(readFileSync(join(dir.path, 'pairs.jsonl'), 'utf8'));
+    expect(
+      replayed.some((pair) => pair.sources?.system === 'catalogue' && pair.messages[0]?.role === 'system'),
+    ).toBe(true);
+    for (const pair of pairs)
+      expect(pair.prompt.some((m: { role: string }) => m.role === 'system')).toBe(false);
     const units = await exported(['--from', 'latest', '--format', 'dpo', '--unit', 'session']);
     expect(units.exitCode).toBe(2);
     expect(units.stderr).toContain('--unit session does not apply to --format dpo');
