@@ -20,38 +20,17 @@ import { type GeminiRequest, responseText } from '../../src/drivers/wire/gemini.
 import { bin, root, run, tempDir } from '../helpers/cli.js';
 import { writeGeminiSession } from '../helpers/gemini-session.js';
 import { contentText, type RecordedRequest, startModelServer } from '../helpers/model-server.js';
+import {
+  type ChatMessage,
+  type ChatPairLine,
+  demoWorkspace,
+  pairsOf as pairsOfFile,
+} from '../helpers/pairs.js';
 import { alive, descendants } from '../helpers/processes.js';
 
-interface Message {
-  role: string;
-  content?: unknown;
-  tool_call_id?: string;
-  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-}
-interface PairLine {
-  session: string;
-  agent: string;
-  turn: number;
-  mode: string;
-  model: string;
-  match: { tool_calls: string };
-  sources: unknown;
-  messages: Message[];
-  tools: { function: { name: string } }[];
-  completion: {
-    content: string | null;
-    tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-  };
-}
-
-const pairsOf = (file: string): PairLine[] =>
-  existsSync(file)
-    ? readFileSync(file, 'utf8')
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as PairLine)
-    : [];
+type Message = ChatMessage;
+type PairLine = ChatPairLine;
+const pairsOf = (file: string) => pairsOfFile<PairLine>(file);
 
 /**
  * The results a pair's request carried, by the name of the call each answers (the proxy names every call
@@ -257,14 +236,7 @@ describe('replay --agent gemini of the real 0.61.0 session', () => {
     expect((await run(['ingest', join(fixture, 'home/.gemini/tmp'), '--db', store])).exitCode).toBe(0);
     // The script only makes a folder under a `projects/` one (it removes what is there first).
     const demo = join(dir.path, 'projects', 'demo-app');
-    await execa('bash', [join(fixture, 'scripts/make-workspace.sh'), demo], {
-      env: {
-        GIT_AUTHOR_NAME: 'Ada',
-        GIT_AUTHOR_EMAIL: 'ada@example.com',
-        GIT_COMMITTER_NAME: 'Ada',
-        GIT_COMMITTER_EMAIL: 'ada@example.com',
-      },
-    });
+    await demoWorkspace(demo);
     const before = readdirSync(demo).sort();
     const out = join(dir.path, 'real.jsonl');
     const replayed = await run([
@@ -358,18 +330,7 @@ describe('replay --agent gemini of other agents’ sessions', () => {
     const fixture = join(root, 'test/fixtures/real/qwen-code-0.24.4/home/.qwen/projects');
     expect((await run(['ingest', fixture, '--db', store])).exitCode).toBe(0);
     const demo = join(dir.path, 'qwen', 'projects', 'demo-app');
-    await execa(
-      'bash',
-      [join(root, 'test/fixtures/real/gemini-cli-0.61.0/scripts/make-workspace.sh'), demo],
-      {
-        env: {
-          GIT_AUTHOR_NAME: 'Ada',
-          GIT_AUTHOR_EMAIL: 'ada@example.com',
-          GIT_COMMITTER_NAME: 'Ada',
-          GIT_COMMITTER_EMAIL: 'ada@example.com',
-        },
-      },
-    );
+    await demoWorkspace(demo);
     const before = readdirSync(demo).sort();
     const { report, pairs } = await replayAll(store, demo, ['a433a22d']);
     expect(report).toMatchObject({

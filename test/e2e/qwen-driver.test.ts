@@ -15,35 +15,18 @@ import { findQwen } from '../../src/drivers/qwen/binary.js';
 import { denyReason } from '../../src/drivers/qwen/environment.js';
 import { bin, root, run, tempDir } from '../helpers/cli.js';
 import { contentText, startModelServer } from '../helpers/model-server.js';
+import {
+  type ChatMessage,
+  type ChatPairLine,
+  demoWorkspace,
+  pairsOf as pairsOfFile,
+} from '../helpers/pairs.js';
 import { alive, descendants } from '../helpers/processes.js';
 import { writeQwenSession } from '../helpers/qwen-session.js';
 
-interface Message {
-  role: string;
-  content?: unknown;
-  tool_call_id?: string;
-  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-}
-interface PairLine {
-  session: string;
-  turn: number;
-  mode: string;
-  model: string;
-  match: { tool_calls: string };
-  sources: unknown;
-  messages: Message[];
-  tools: { function: { name: string } }[];
-  completion: { content: string | null; tool_calls?: { function: { name: string; arguments: string } }[] };
-}
-
-const pairsOf = (file: string): PairLine[] =>
-  existsSync(file)
-    ? readFileSync(file, 'utf8')
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as PairLine)
-    : [];
+type Message = ChatMessage;
+type PairLine = ChatPairLine;
+const pairsOf = (file: string) => pairsOfFile<PairLine>(file);
 
 const results = (messages: Message[]) =>
   new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, contentText(m.content)]));
@@ -332,14 +315,7 @@ describe('replay --agent qwen of the real Gemini CLI 0.61.0 session', () => {
     const fixture = join(root, 'test/fixtures/real/gemini-cli-0.61.0');
     expect((await run(['ingest', join(fixture, 'home/.gemini/tmp'), '--db', store])).exitCode).toBe(0);
     const demo = join(dir.path, 'gemini', 'projects', 'demo-app');
-    await execa('bash', [join(fixture, 'scripts/make-workspace.sh'), demo], {
-      env: {
-        GIT_AUTHOR_NAME: 'Ada',
-        GIT_AUTHOR_EMAIL: 'ada@example.com',
-        GIT_COMMITTER_NAME: 'Ada',
-        GIT_COMMITTER_EMAIL: 'ada@example.com',
-      },
-    });
+    await demoWorkspace(demo);
     const before = readdirSync(demo).sort();
     const out = join(dir.path, 'gemini.jsonl');
     const replayed = await run([
