@@ -14,6 +14,8 @@ import {
   bareTokens,
   comparedLiterals,
   connectionPasswords,
+  loneHexKeys,
+  nearSecretWords,
   placeholderValue,
   queryTokens,
 } from './redact/context-rules.js';
@@ -29,7 +31,14 @@ import {
 } from './rules.js';
 
 /** Detectors of redact/context-rules.ts, run with ours. */
-const CONTEXT_DETECTORS = [queryTokens, connectionPasswords, comparedLiterals, bareTokens];
+const CONTEXT_DETECTORS = [
+  queryTokens,
+  connectionPasswords,
+  comparedLiterals,
+  nearSecretWords,
+  bareTokens,
+  loneHexKeys,
+];
 
 /** Our kind for a gitleaks finding: its rule id (`aws-access-token` → aws_access_token). */
 const gitleaksKind = (rule: string) =>
@@ -172,8 +181,9 @@ export class Redactor {
 
   private redact(text: string, counted: Map<string, number>): string {
     const found: Finding[] = [];
-    const add = (start: number, end: number, kind: string, priority: number) => {
-      if (end > start) found.push({ start, end, kind, priority });
+    const add = (start: number, end: number, kind: string, priority: number, pieces?: [number, number][]) => {
+      if (end > start)
+        found.push(pieces ? { start, end, kind, priority, pieces } : { start, end, kind, priority });
     };
     this.scan(text, add);
     this.findLearned(text, add);
@@ -187,13 +197,14 @@ export class Redactor {
     }
     let out = '';
     let last = 0;
-    for (const f of chosen) {
-      const placeholder = this.placeholder(f.kind, text.slice(f.start, f.end));
-      // counted under the placeholder's kind, so the report matches what the output shows
-      counted.set(placeholder.kind, (counted.get(placeholder.kind) ?? 0) + 1);
-      out += text.slice(last, f.start) + placeholder.text;
-      last = f.end;
-    }
+    for (const f of chosen)
+      for (const [start, end] of f.pieces ?? [[f.start, f.end]]) {
+        const placeholder = this.placeholder(f.kind, text.slice(start, end));
+        // counted under the placeholder's kind, so the report matches what the output shows
+        counted.set(placeholder.kind, (counted.get(placeholder.kind) ?? 0) + 1);
+        out += text.slice(last, start) + placeholder.text;
+        last = end;
+      }
     return out + text.slice(last);
   }
 
@@ -204,7 +215,7 @@ export class Redactor {
    */
   private scan(
     text: string,
-    add: (start: number, end: number, kind: string, priority: number) => void,
+    add: (start: number, end: number, kind: string, priority: number, pieces?: [number, number][]) => void,
   ): void {
     for (const view of viewsOf(text)) {
       const mapped = (start: number, end: number, kind: string, priority: number) => {
@@ -219,7 +230,18 @@ export class Redactor {
         if (view.text === text) return add(start, end, kind, priority);
         if (view.blob && (kind === 'email' || kind === 'home_user')) return;
         const [a, b] = view.map(start, end);
-        add(a, b, kind, priority);
+        if (view.blob || !view.text.includes('\n', start) || view.text.indexOf('\n', start) >= end)
+          return add(a, b, kind, priority);
+        // over several lines: replaced line by line, so that a key block read with line numbers keeps them
+        // (and an escaped one its `\n`s); it still wins or loses an overlap as one finding
+        const pieces: [number, number][] = [];
+        for (let from = start; from < end; ) {
+          const nl = view.text.indexOf('\n', from);
+          const to = nl === -1 || nl >= end ? end : nl;
+          if (/\S/.test(view.text.slice(from, to))) pieces.push([...view.map(from, to)]);
+          from = to + 1;
+        }
+        add(a, b, kind, priority, pieces);
       };
       this.secretlint.scan(view.text, mapped);
       for (const detect of DETECTORS) detect(view.text, mapped);
@@ -272,7 +294,9 @@ export class Redactor {
   private learn(text: string, chosen: readonly Finding[]): boolean {
     let added = false;
     for (const f of chosen)
-      if (LEARNED.has(f.kind)) added = this.learnOne(text.slice(f.start, f.end), f.kind) || added;
+      if (LEARNED.has(f.kind))
+        for (const [start, end] of f.pieces ?? [[f.start, f.end]])
+          added = this.learnOne(text.slice(start, end), f.kind) || added;
     return added;
   }
 

@@ -33,16 +33,20 @@ export function placeholderValue(value: string): boolean {
 
 const QUERY_KEY =
   '(?:api[_-]?key|apikey|key|token|access[_-]?token|auth[_-]?token|auth|secret|client[_-]?secret|password|passwd|pwd|sig|signature|private[_-]?token|session[_-]?token|refresh[_-]?token|x-api-key|code)';
-const QUERY = new RegExp(`[?&;]${QUERY_KEY}=([^&\\s"'#<>\`\\\\]{6,512})`, 'dgi');
+// after a `;` (`;password=…;encrypt=true` in a JDBC URL) a `;` ends the value; after `?` or `&` it does not (a
+// connection string passed as a parameter, `&conn=Endpoint=…;Id=…;Secret=…`)
+const QUERY = new RegExp(`([?&;])${QUERY_KEY}=([^&\\s"'#<>\`\\\\]{6,512})`, 'dgi');
 
 /** `?api_key=…`, `&token=…`, `&sig=…` in any URL or request line. */
 export function queryTokens(text: string, add: Add): void {
   if (!text.includes('=')) return;
   for (const m of text.matchAll(QUERY)) {
-    const value = m[1] ?? '';
-    const at = m.indices?.[1];
-    if (!at || placeholderValue(value) || !/\d/.test(value) || shannon(value) < 3) continue;
-    add(at[0], at[1], 'url_token', PRIORITY.context);
+    const at = m.indices?.[2];
+    if (!at) continue;
+    let value = m[2] ?? '';
+    if (m[1] === ';' && value.includes(';')) value = value.slice(0, value.indexOf(';'));
+    if (value.length < 6 || placeholderValue(value) || !/\d/.test(value) || shannon(value) < 3) continue;
+    add(at[0], at[0] + value.length, 'url_token', PRIORITY.context);
   }
 }
 
@@ -70,9 +74,13 @@ const COMPARED = new RegExp(
   'dgi',
 );
 
+const COMPARISON = /[=!]==?\s*["'`]|["'`]\s*[=!]==?/;
+const SECRET_WORDS = /pass|pwd|secret|api_?key|apikey|token|private_?key|credential/i;
+
 /** `if (api_key == "…")`, `"…" !== password`: a secret-named variable compared with a literal. */
 export function comparedLiterals(text: string, add: Add): void {
-  if (!/[=!]==?/.test(text)) return;
+  // a literal next to a comparison, and a secret word: most texts have neither, and the full pattern is slow
+  if (!COMPARISON.test(text) || !SECRET_WORDS.test(text)) return;
   for (const m of text.matchAll(COMPARED)) {
     const group = m[2] !== undefined ? 2 : 4;
     const value = m[group] ?? '';
@@ -108,8 +116,11 @@ export function bareToken(s: string): boolean {
   const e = shannon(core);
   if (e < (core.length >= 32 ? 4 : 3.7)) return false;
   if (upper === 0 || lower === 0) {
-    // one letter case only: needs more digits and spread (lower-case api keys of many vendors, not words)
-    if (digits < 4 || e < 3.9) return false;
+    // one letter case only: needs more digits and spread (lower-case api keys of many vendors, not words); a
+    // short one without separators cannot spread as far (20 random base-36 characters average ~3.8 bits), while
+    // `gpt-3.5-turbo-16k-0613` or `issuecomment-1332193541` are names
+    const short = core.length < 24 && /^[A-Za-z0-9]+$/.test(core);
+    if (digits < 4 || e < (short ? 3.7 : 3.9)) return false;
   }
   // base64 of text is decodable words, not a key
   if (/^[A-Za-z0-9+/]+={0,2}$/.test(s) && s.length % 4 === 0) {
@@ -126,5 +137,64 @@ export function bareTokens(text: string, add: Add): void {
     if (!bareToken(token)) continue;
     const start = m.index ?? 0;
     add(start, start + token.replace(/[.]+$/, '').length, 'token', PRIORITY.bare);
+  }
+}
+
+// `invalid credentials for key …`, `token: …`, `api key is …`, `password …` in prose and log lines: a secret word
+// and, right after it (a space, `:`, `=` or `is`), a value that looks random. Values of any shape count here,
+// hex and UUIDs too (many vendors' keys are), since the word gives the context; the guards drop words,
+// identifiers, numbers, versions, paths and file names. A URL counts only with a password in it.
+const NEAR =
+  /\b(?:api[_ -]?key|apikey|access[_ -]?key|key|token|secret|password|passwd|credentials?)(?:\s+is|\s*[:=])?[ \t]+["'`]?([^\s"'`,;()<>[\]{}]{8,512})/dgi;
+const NEAR_WORDS = /key|token|secret|passw|credential/i;
+
+/** Whether a value next to a secret word is random enough to be the secret (not a word, path, id or version). */
+export function nearValue(raw: string): boolean {
+  const value = raw.replace(/[.:!?]+$/, '');
+  if (value.length < 8 || placeholderValue(value)) return false;
+  if (value.includes('://')) return /^[a-z][\w+.-]*:\/\/[^\s:/@]+:[^\s/@]+@/i.test(value);
+  const digits = value.replace(/\D/g, '').length;
+  const letters = value.replace(/[^A-Za-z]/g, '').length;
+  if (digits < 2 || letters < 2) return false;
+  if (/^\d+(?:[._:-]\d+)*(?:[-._+][a-z0-9.]+)*$/i.test(value)) return false; // versions, dates, ports
+  if (/[/\\]/.test(value) && /\/[a-z]{3,}(?:[/._-]|$)/.test(value)) return false; // a path
+  if (/\.(?:[a-z]{2,5})$/i.test(value) && /^[\w./-]+$/.test(value) && !/\d{3}/.test(value)) return false; // a file
+  if (shannon(value) < (value.length < 16 ? 2.8 : 3.2)) return false;
+  const runs = value.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^A-Za-z0-9]/g) ?? [];
+  if (digits < 4 && runs.length <= value.length / 4) return false; // an identifier (`user_id_v2`)
+  return true;
+}
+
+/** A random-looking value right after a secret word, outside any assignment syntax (log lines, prose). */
+export function nearSecretWords(text: string, add: Add): void {
+  if (!NEAR_WORDS.test(text)) return;
+  for (const m of text.matchAll(NEAR)) {
+    const value = (m[1] ?? '').replace(/[.:!?]+$/, '');
+    const at = m.indices?.[1];
+    if (!at || !nearValue(value)) continue;
+    // a URL's user and host go with its password (`key postgres://user:pw@host`): before the URL rule's finding
+    add(
+      at[0],
+      at[0] + value.length,
+      'token',
+      value.includes('://') ? PRIORITY.context - 0.5 : PRIORITY.generic,
+    );
+  }
+}
+
+// A line holding one hex string and nothing else, as a paragraph of its own (a pasted key, `openssl rand -hex`,
+// a file with only the key in it). Not 40 characters: that is a git SHA (`git rev-parse HEAD`); lists of hashes
+// (`docker ps -q --no-trunc`) are not paragraphs of one line.
+const LONE_HEX = /(?<=^|\n[ \t]*\n|^[ \t]*\n)[ \t]*([0-9a-fA-F]{24,128})[ \t]*(?=\r?\n[ \t]*\r?\n|\r?\n?$)/dg;
+
+/** A lone hex key: its own paragraph, 24–128 hex digits with letters and digits, not a 40-digit SHA. */
+export function loneHexKeys(text: string, add: Add): void {
+  if (text.length > 100_000) return;
+  for (const m of text.matchAll(LONE_HEX)) {
+    const value = m[1] ?? '';
+    const at = m.indices?.[1];
+    if (!at || value.length === 40) continue;
+    if (!/\d.*\d/.test(value) || !/[a-f].*[a-f]/i.test(value) || shannon(value) < 3.2) continue;
+    add(at[0], at[1], 'token', PRIORITY.bare);
   }
 }

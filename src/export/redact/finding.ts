@@ -7,6 +7,8 @@ export interface Finding {
   end: number;
   kind: string;
   priority: number;
+  /** what to replace, when not the whole range: the lines of a finding made in a view without line numbers */
+  pieces?: [number, number][];
 }
 
 export type Add = (start: number, end: number, kind: string, priority: number) => void;
