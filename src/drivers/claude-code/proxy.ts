@@ -7,7 +7,8 @@
 // it gets its answer (`answer`), so the next request finds it. Each exchange is reported (`onExchange`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WireBlock, WireMessage } from '../../model/request.js';
-import { readBody, redact, sendJson, serveLoopback } from '../common/loopback.js';
+import { readBody, sendJson, serveLoopback } from '../common/loopback.js';
+import { forward, relay } from '../common/upstream.js';
 import { type AnthropicMessage, StreamAssembler, writeMessageStream } from '../wire/anthropic-messages.js';
 
 /** What a request is: an agent step, Claude Code's compaction call, or a call without tools (a side call). */
@@ -192,51 +193,28 @@ export async function startClaudeProxy(options: ClaudeProxyOptions): Promise<Cla
         : {}),
       ...(upstream.apiKey ? { 'x-api-key': upstream.apiKey } : {}),
     };
-    const sent = { ...request, model: upstream.model };
-    let answer: Response;
-    try {
-      answer = await fetch(`${upstream.baseURL.replace(/\/$/, '')}/v1/messages`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(sent),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 600_000),
-      });
-    } catch (error) {
-      const why = redact(
-        `the model endpoint ${upstream.baseURL}: ${(error as Error).message}`,
-        upstream.apiKey,
-      );
-      report({ error: why });
-      anthropicError(res, 502, `replay-history: ${why}`);
-      return;
-    }
-    if (!answer.ok || !answer.body) {
-      const text = redact(await answer.text().catch(() => ''), upstream.apiKey);
-      report({ error: `HTTP ${answer.status}: ${text.slice(0, 500)}` });
-      res.writeHead(answer.status, {
-        'content-type': answer.headers.get('content-type') ?? 'application/json',
-      });
-      res.end(text);
-      return;
-    }
-    const streamed = (answer.headers.get('content-type') ?? '').includes('text/event-stream');
-    res.writeHead(200, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+    const forwarded = await forward(res, {
+      url: `${upstream.baseURL.replace(/\/$/, '')}/v1/messages`,
+      headers,
+      body: { ...request, model: upstream.model },
+      timeoutMs: options.timeoutMs ?? 600_000,
+      baseURL: upstream.baseURL,
+      apiKey: upstream.apiKey,
+      fail: (status, message) => anthropicError(res, status, message),
+      report: (error) => report({ error }),
+    });
+    if (!forwarded) return;
+    const streamed = forwarded.type.includes('text/event-stream');
     const assembler = new StreamAssembler();
     const decoder = new TextDecoder();
     let whole = '';
-    const reader = answer.body.getReader();
-    // The answer is passed on as it comes, waiting for Claude Code to take each piece (backpressure), except
-    // the last piece, held until every call in the answer has its recorded result.
-    let held: Uint8Array | undefined;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const text = decoder.decode(value, { stream: true });
+    // The last piece is held until every call in the answer has its recorded result.
+    const held = await relay(res, forwarded.body, (chunk) => {
+      const text = decoder.decode(chunk, { stream: true });
       if (streamed) assembler.push(text);
       else whole += text;
-      if (held && !res.write(held)) await new Promise((resolve) => res.once('drain', resolve));
-      held = value;
-    }
+      return chunk;
+    });
     let message: AnthropicMessage | undefined;
     if (streamed) message = assembler.end();
     else {

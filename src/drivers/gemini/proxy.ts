@@ -14,7 +14,8 @@ import type {
   HeadlessExchange,
   HeadlessUpstream,
 } from '../common/headless.js';
-import { readBody, redact, sendJson, serveLoopback } from '../common/loopback.js';
+import { readBody, sendJson, serveLoopback } from '../common/loopback.js';
+import { forward, relay } from '../common/upstream.js';
 import {
   type GeminiAssembled,
   GeminiAssembler,
@@ -170,52 +171,25 @@ export async function startGeminiProxy(options: GeminiProxyOptions): Promise<Gem
 
     const base = upstream.baseURL.replace(/\/$/, '');
     const target = `${base}/v1beta/models/${encodeURIComponent(upstream.model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`;
-    let answer: Response;
-    try {
-      answer = await fetch(target, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(upstream.apiKey ? { 'x-goog-api-key': upstream.apiKey } : {}),
-        },
-        body: JSON.stringify(request),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 600_000),
-      });
-    } catch (error) {
-      const why = redact(
-        `the model endpoint ${upstream.baseURL}: ${(error as Error).message}`,
-        upstream.apiKey,
-      );
-      report({ error: why });
-      geminiError(res, 502, `replay-history: ${why}`);
-      return;
-    }
-    if (!answer.ok || !answer.body) {
-      const text = redact(await answer.text().catch(() => ''), upstream.apiKey);
-      report({ error: `HTTP ${answer.status}: ${text.slice(0, 500)}` });
-      res.writeHead(answer.status, {
-        'content-type': answer.headers.get('content-type') ?? 'application/json',
-      });
-      res.end(text);
-      return;
-    }
-    const type = answer.headers.get('content-type') ?? 'application/json';
-    res.writeHead(200, { 'content-type': type });
+    const forwarded = await forward(res, {
+      url: target,
+      headers: {
+        'content-type': 'application/json',
+        ...(upstream.apiKey ? { 'x-goog-api-key': upstream.apiKey } : {}),
+      },
+      body: request,
+      timeoutMs: options.timeoutMs ?? 600_000,
+      baseURL: upstream.baseURL,
+      apiKey: upstream.apiKey,
+      fail: (status, message) => geminiError(res, status, message),
+      report: (error) => report({ error }),
+    });
+    if (!forwarded) return;
     const assembler = new GeminiAssembler(newId);
-    assembler.begin(answer.status, type.includes('text/event-stream'));
-    const reader = answer.body.getReader();
-    // Passed on as it comes (each event with our ids), waiting for Gemini CLI to take each piece
-    // (backpressure), except the last piece, held until every call in the answer has its recorded result.
-    let held = '';
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const ready = assembler.push(Buffer.from(value));
-      if (ready === '') continue;
-      if (held !== '' && !res.write(held)) await new Promise((resolve) => res.once('drain', resolve));
-      held = ready;
-    }
-    held += assembler.end();
+    assembler.begin(200, forwarded.type.includes('text/event-stream'));
+    // Each event passed on with our ids on its calls; the last held until every call has its recorded result.
+    const held =
+      ((await relay(res, forwarded.body, (chunk) => assembler.push(chunk))) ?? '') + assembler.end();
     const assembled = assembler.result();
     if (assembled.message && assembled.error === undefined) {
       if (kind === 'step') settle(assembled.message);

@@ -14,7 +14,8 @@ import type {
   HeadlessExchange,
   HeadlessUpstream,
 } from '../common/headless.js';
-import { readBody, redact, sendJson, serveLoopback } from '../common/loopback.js';
+import { readBody, sendJson, serveLoopback } from '../common/loopback.js';
+import { forward, relay } from '../common/upstream.js';
 import { ChatAssembler, type ChatUsage, writeChatCompletion, writeChatStream } from '../wire/openai-chat.js';
 
 /** What a request is: an agent step, Qwen's compression summarizer, or a side call (the memory extractor). */
@@ -168,52 +169,28 @@ export async function startQwenProxy(options: QwenProxyOptions): Promise<QwenPro
       return;
     }
 
-    const sent = { ...request, model: upstream.model };
-    let answer: Response;
-    try {
-      answer = await fetch(`${upstream.baseURL.replace(/\/$/, '')}/chat/completions`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: body.stream === false ? 'application/json' : 'text/event-stream',
-          ...(upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {}),
-        },
-        body: JSON.stringify(sent),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 600_000),
-      });
-    } catch (error) {
-      const why = redact(
-        `the model endpoint ${upstream.baseURL}: ${(error as Error).message}`,
-        upstream.apiKey,
-      );
-      report({ error: why });
-      chatError(res, 502, `replay-history: ${why}`);
-      return;
-    }
-    if (!answer.ok || !answer.body) {
-      const text = redact(await answer.text().catch(() => ''), upstream.apiKey);
-      report({ error: `HTTP ${answer.status}: ${text.slice(0, 500)}` });
-      res.writeHead(answer.status, {
-        'content-type': answer.headers.get('content-type') ?? 'application/json',
-      });
-      res.end(text);
-      return;
-    }
-    const type = answer.headers.get('content-type') ?? 'application/json';
-    res.writeHead(200, { 'content-type': type });
+    const forwarded = await forward(res, {
+      url: `${upstream.baseURL.replace(/\/$/, '')}/chat/completions`,
+      headers: {
+        'content-type': 'application/json',
+        accept: body.stream === false ? 'application/json' : 'text/event-stream',
+        ...(upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {}),
+      },
+      body: { ...request, model: upstream.model },
+      timeoutMs: options.timeoutMs ?? 600_000,
+      baseURL: upstream.baseURL,
+      apiKey: upstream.apiKey,
+      fail: (status, message) => chatError(res, status, message),
+      report: (error) => report({ error }),
+    });
+    if (!forwarded) return;
     const assembler = new ChatAssembler();
-    assembler.begin(answer.status, type.includes('text/event-stream'));
-    const reader = answer.body.getReader();
-    // Passed on as it comes, waiting for Qwen to take each piece (backpressure), except the last piece, held
-    // until every call in the answer has its recorded result.
-    let held: Uint8Array | undefined;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      assembler.push(Buffer.from(value));
-      if (held && !res.write(held)) await new Promise((resolve) => res.once('drain', resolve));
-      held = value;
-    }
+    assembler.begin(200, forwarded.type.includes('text/event-stream'));
+    // The last piece is held until every call in the answer has its recorded result.
+    const held = await relay(res, forwarded.body, (chunk) => {
+      assembler.push(chunk);
+      return chunk;
+    });
     const assembled = assembler.result();
     if (assembled.message && assembled.error === undefined) {
       if (kind === 'step') settle(assembled.message);
