@@ -9,6 +9,7 @@ import { catalogue, toolListOf } from './catalogue/index.js';
 import type { ToolSpec } from './catalogue/types.js';
 import { type ChatMessage, type ChatTool, chatMessages, chatTools } from './chat.js';
 import { type ElideOptions, elideRepeats, type ResultFate } from './elide.js';
+import { perList } from './memo.js';
 import type { PairSources } from './pairs.js';
 import { responsesTools, responsesWire } from './responses.js';
 import {
@@ -92,6 +93,12 @@ export interface AskOptions {
   catalogueTools: readonly ToolSpec[];
 }
 
+// Converted once per session's list rather than once per turn (see `perList`).
+const catalogueChatTools = perList<readonly ToolSpec[], ChatTool[]>(chatTools);
+const chatToolsOnce = perList<readonly unknown[], ChatTool[]>(chatToolsOf);
+const anthropicToolsOnce = perList<readonly ToolSpec[], unknown[]>(anthropicTools);
+const responsesToolsOnce = perList<readonly ToolSpec[], unknown[]>(responsesTools);
+
 /**
  * A forced turn's request. With an exact request record, it is that request (system blocks, tools, messages
  * as sent, harness text included), in chat form and as the wire body; with a partial one, the recorded system
@@ -124,7 +131,7 @@ export function askedWith(session: Session, context: readonly Message[], options
     seen,
     systemPrompt ?? (shape ? systemText(shape.system) : undefined),
   );
-  const tools = shape ? chatToolsOf(shape.tools) : chatTools(options.catalogueTools);
+  const tools = shape ? chatToolsOnce(shape.tools) : catalogueChatTools(options.catalogueTools);
   const sources: PairSources = {
     system: shape && systemPrompt === undefined ? 'recorded' : systemSource(session, systemPrompt),
     tools: shape ? 'recorded' : 'catalogue',
@@ -145,13 +152,13 @@ export function askedWith(session: Session, context: readonly Message[], options
     out.wire = conversationWire(
       prompt ? seen.filter((message) => message !== prompt) : seen,
       system,
-      shape ? shape.tools : anthropicTools(options.catalogueTools),
+      shape ? shape.tools : anthropicToolsOnce(options.catalogueTools),
       params,
     );
     if (Array.isArray(betas))
       out.wire.betas = betas.filter((beta): beta is string => typeof beta === 'string');
   }
   // Codex: the Responses input it sends, item for item (its instructions are the first developer item).
-  if (session.agent === 'codex') out.wire = responsesWire(seen, responsesTools(options.catalogueTools));
+  if (session.agent === 'codex') out.wire = responsesWire(seen, responsesToolsOnce(options.catalogueTools));
   return out;
 }

@@ -61,6 +61,8 @@ interface Job {
   bytesSaved: number;
   /** The session's last turn to ask in this run. */
   last?: boolean;
+  /** `JSON.stringify(messages)`, made once for the request, the digest and the pair line. */
+  messagesJson?: string;
 }
 
 /** How a session's calls are compared: paths relative to its cwd, arguments at the catalogue's defaults. */
@@ -112,6 +114,7 @@ export async function replayForced(run: ForcedRun): Promise<void> {
     // never remove it, so a signal shared by every call would gather one listener per turn (memory, and
     // adding each is slower than the last).
     const call = linked(controller.signal);
+    job.messagesJson = JSON.stringify(job.messages);
     const result = run.provider
       .complete(
         {
@@ -120,6 +123,7 @@ export async function replayForced(run: ForcedRun): Promise<void> {
           session: job.session,
           original: job.turn,
           ...(job.wire ? { wire: job.wire } : {}),
+          messagesJson: job.messagesJson,
         },
         call.signal,
       )
@@ -164,13 +168,18 @@ const toolDigests = new WeakMap<object, string>();
  * a fixed key order, so plain JSON is canonical here; the tools, the same for every turn of a session and half
  * of each request, are hashed once per list.
  */
-export function requestDigest(model: string, messages: readonly ChatMessage[], tools: Pair['tools']): string {
+export function requestDigest(
+  model: string,
+  messages: readonly ChatMessage[],
+  tools: Pair['tools'],
+  messagesJson = JSON.stringify(messages),
+): string {
   let tooled = toolDigests.get(tools);
   if (tooled === undefined) {
     tooled = sha256(JSON.stringify(tools));
     toolDigests.set(tools, tooled);
   }
-  return sha256(`${model}\0${tooled}\0${JSON.stringify(messages)}`);
+  return sha256(`${model}\0${tooled}\0${messagesJson}`);
 }
 
 function* jobs(run: ForcedRun): Generator<Job> {
@@ -221,7 +230,9 @@ function record(
   outcome: (Completion & { latencyMs?: number }) | ProviderError,
 ): void {
   const { session, turn, number, messages, tools } = job;
-  const digest = requestDigest(run.model, messages, tools);
+  // The messages' JSON is made once, for the digest and the pair line.
+  const messagesJson = job.messagesJson ?? JSON.stringify(messages);
+  const digest = requestDigest(run.model, messages, tools, messagesJson);
   const original = assistantMessage(turn.response);
   if (outcome instanceof ProviderError) {
     run.runs.saveTurn(run.runId, {
@@ -267,7 +278,7 @@ function record(
     ...(job.wire ? { wire: job.wire } : {}),
   };
   // The pair first: on a kill between the two writes, resume finds the pair in the file and does not ask again.
-  run.writer.write(pair);
+  run.writer.write(pair, { messages: messagesJson });
   run.runs.saveTurn(run.runId, {
     sessionId: session.id,
     turn: number,

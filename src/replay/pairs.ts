@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { readLines } from '../sources/lines.js';
 import type { ChatMessage, ChatTool } from './chat.js';
+import { listJson } from './memo.js';
 import type { Wire } from './wire.js';
 
 export const pairSchema = 'replay-history.pair/v2';
@@ -159,13 +160,61 @@ export class PairsWriter {
     return removed;
   }
 
-  write(pair: Pair): void {
-    writeAll(this.fd, Buffer.from(`${JSON.stringify(pair)}\n`));
+  /** `known`: JSON already made of some of the pair's fields (the messages, for the request digest). */
+  write(pair: Pair, known?: KnownJson): void {
+    writeAll(this.fd, Buffer.from(`${pairLine(pair, known)}\n`));
   }
 
   close(): void {
     closeSync(this.fd);
   }
+}
+
+/** JSON a caller already made of a pair's fields, used as is. */
+export interface KnownJson {
+  messages?: string;
+}
+
+/**
+ * `JSON.stringify(pair)`, byte for byte, but the lists that are the same for every turn of a session — the tool
+ * list, the wire's tools and system blocks, together half of each line — are serialised once per list (keyed by
+ * the list itself) instead of once per turn.
+ */
+export function pairLine(pair: Pair, known: KnownJson = {}): string {
+  return objectJson(pair as unknown as Record<string, unknown>, (key, value) => {
+    if (key === 'messages' && known.messages !== undefined) return known.messages;
+    if (key === 'tools') return listJson(value);
+    if (key === 'wire' && isRecord(value)) return objectJson(value, wireField);
+    return JSON.stringify(value);
+  });
+}
+
+function wireField(key: string, value: unknown): string | undefined {
+  if (key === 'body' && isRecord(value)) {
+    return objectJson(value, (field, part) =>
+      field === 'tools' || field === 'system' ? listJson(part) : JSON.stringify(part),
+    );
+  }
+  return JSON.stringify(value);
+}
+
+/** An object's JSON with each field's value serialised by `field`; `undefined` leaves the field out, as JSON does. */
+function objectJson(
+  value: Record<string, unknown>,
+  field: (key: string, value: unknown) => string | undefined,
+): string {
+  if (typeof value.toJSON === 'function') return JSON.stringify(value);
+  let json = '';
+  for (const key of Object.keys(value)) {
+    const serialised = field(key, value[key]);
+    if (serialised === undefined) continue;
+    json += `${json === '' ? '' : ','}${JSON.stringify(key)}:${serialised}`;
+  }
+  return `{${json}}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** One write for the whole line; the loop only continues a short write (a full disk raises instead). */

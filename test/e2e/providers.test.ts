@@ -88,6 +88,19 @@ describe.each([false, true])('openai-compatible provider (stream: %s)', (stream)
       content: 'ok',
       reasoning_content: 'thinking it over',
     });
+    // Each body is the request the pair holds, serialised as the SDK serialises it (the non-streamed body is
+    // made from JSON the replay already had), sent as JSON.
+    const sent = pairs().map((pair) =>
+      JSON.stringify({
+        model: 'qwen',
+        messages: pair.messages,
+        tools: pair.tools,
+        stream,
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
+      }),
+    );
+    expect(requests.map((r) => r.raw)).toEqual(sent);
+    expect(requests.every((r) => r.headers['content-type'] === 'application/json')).toBe(true);
   });
 });
 

@@ -45,6 +45,8 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The parsed JSON body (undefined for a GET or a body that is not JSON). */
   body: ChatRequest | undefined;
+  /** The body as it arrived. */
+  raw: string;
   /** Which reply answered it (undefined for non-chat requests). */
   reply?: ScriptedReply;
 }
@@ -140,7 +142,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       body = undefined;
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body };
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, raw };
     requests.push(recorded);
 
     if (req.method === 'GET' && /\/models$/.test(path)) {

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatToolCall } from '../chat.js';
+import { listJson } from '../memo.js';
 import { providerError } from './errors.js';
 import type { Completion, Provider } from './types.js';
 
@@ -44,7 +45,13 @@ export function openaiProvider(options: HttpOptions): Provider {
       };
       try {
         if (options.stream) return await streamed(client, body, signal);
-        const response = await client.chat.completions.create({ ...body, stream: false }, { signal });
+        // The body as `chat.completions.create` would serialise it, made from JSON already at hand (the
+        // messages, and the session's tool list made once): the context is not serialised again per turn.
+        const response = await client.post<OpenAI.ChatCompletion>('/chat/completions', {
+          body: bodyJson(body, request.messagesJson),
+          headers: { 'content-type': 'application/json' },
+          ...(signal ? { signal } : {}),
+        });
         const choice = response.choices[0];
         if (!choice) throw new Error('the response has no choices');
         const reply = choice.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
@@ -68,6 +75,21 @@ export function openaiProvider(options: HttpOptions): Provider {
       }
     },
   };
+}
+
+/** `JSON.stringify({ ...body, stream: false })`, byte for byte, with the messages' and tools' JSON reused. */
+export function bodyJson(body: Record<string, unknown>, messagesJson?: string): string {
+  let json = '';
+  for (const [key, value] of Object.entries({ ...body, stream: false })) {
+    const serialised =
+      key === 'messages' && messagesJson !== undefined
+        ? messagesJson
+        : key === 'tools'
+          ? listJson(value)
+          : JSON.stringify(value);
+    if (serialised !== undefined) json += `${json === '' ? '' : ','}${JSON.stringify(key)}:${serialised}`;
+  }
+  return `{${json}}`;
 }
 
 /** A streamed answer, put back together: text, reasoning, and tool calls whose arguments arrive in pieces. */

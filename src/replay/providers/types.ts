@@ -12,6 +12,11 @@ export interface CompletionRequest {
   original?: Turn;
   /** The same request on the agent's own wire (`wire.ts`): a provider speaking that wire sends it as it is. */
   wire?: Wire;
+  /**
+   * `JSON.stringify(messages)`, made once by the engine for the request digest and the pair line: a provider
+   * sending the chat messages as they are uses it rather than serialising them again.
+   */
+  messagesJson?: string;
 }
 
 export interface Completion {

@@ -1,0 +1,33 @@
+/**
+ * `convert` made once per input list and kept as long as the list is. A session's tool list is converted for
+ * every one of its turns (chat tools, Anthropic and Responses definitions); converting it once also gives every
+ * turn the same output list, which lets the pair writer serialise it once (`pairLine`). Callers never change
+ * the lists they are given or get back.
+ */
+export function perList<T extends object, R>(convert: (list: T) => R): (list: T) => R {
+  const made = new WeakMap<T, R>();
+  return (list) => {
+    let result = made.get(list);
+    if (result === undefined) {
+      result = convert(list);
+      made.set(list, result);
+    }
+    return result;
+  };
+}
+
+// Lists are never changed once a session's requests are built (each turn gets new ones where they differ), so a
+// list's JSON can be kept as long as the list itself is.
+const listed = new WeakMap<object, string>();
+
+/** `JSON.stringify(value)`, made once per list or object (see above); other values are serialised each time. */
+export function listJson(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  let json = listed.get(value);
+  if (json === undefined) {
+    json = JSON.stringify(value);
+    if (json === undefined) return json;
+    listed.set(value, json);
+  }
+  return json;
+}
