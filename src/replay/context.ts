@@ -57,12 +57,32 @@ export function requestMessages(
   systemPrompt?: string,
 ): ChatMessage[] {
   const recorded = recordedSystemPrompt(session);
-  const context = chatMessages(recorded ? seen.filter((message) => message !== recorded) : seen);
+  const context = sharedChat(recorded ? seen.filter((message) => message !== recorded) : seen);
   const system =
     systemPrompt ??
     (recorded ? chatMessages([recorded])[0]?.content : undefined) ??
     catalogue(session.agent).systemPrompt;
   return [{ role: 'system', content: typeof system === 'string' ? system : '' }, ...context];
+}
+
+const chatOf = new WeakMap<Message, ChatMessage[]>();
+
+/**
+ * `chatMessages(messages)`, each stored message converted once: consecutive turns of a session share their
+ * context's messages, so a turn converts only what is new to it (and its messages' JSON is made once too,
+ * `itemsJson`). The chat messages are shared between turns and never changed.
+ */
+function sharedChat(messages: readonly Message[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const message of messages) {
+    let chat = chatOf.get(message);
+    if (chat === undefined) {
+      chat = chatMessages([message]);
+      chatOf.set(message, chat);
+    }
+    for (const item of chat) out.push(item);
+  }
+  return out;
 }
 
 /** Where a pair's system prompt came from when no request record gives it. */

@@ -10,6 +10,7 @@ import { assistantMessage, type ChatMessage } from './chat.js';
 import { askedWith } from './context.js';
 import { elideOptions, type ShownSettings, savings } from './elide.js';
 import { compareCalls, type NormalizeContext } from './match.js';
+import { itemsJson } from './memo.js';
 import { type Pair, type PairSources, type PairsWriter, pairSchema } from './pairs.js';
 import { type Completion, type Provider, ProviderError } from './providers/types.js';
 import { ShortCircuit } from './shortcircuit.js';
@@ -114,7 +115,7 @@ export async function replayForced(run: ForcedRun): Promise<void> {
     // never remove it, so a signal shared by every call would gather one listener per turn (memory, and
     // adding each is slower than the last).
     const call = linked(controller.signal);
-    job.messagesJson = JSON.stringify(job.messages);
+    job.messagesJson = itemsJson(job.messages);
     const result = run.provider
       .complete(
         {

@@ -31,3 +31,22 @@ export function listJson(value: unknown): string | undefined {
   }
   return json;
 }
+
+const itemJson = new WeakMap<object, string>();
+
+/**
+ * `JSON.stringify(items)` for a list of objects, each item's JSON made once while the item lives: consecutive
+ * turns of a session share most of their messages, so a turn serialises only what is new to it.
+ */
+export function itemsJson(items: readonly object[]): string {
+  let json = '';
+  for (const item of items) {
+    let made = itemJson.get(item);
+    if (made === undefined) {
+      made = JSON.stringify(item) ?? 'null';
+      itemJson.set(item, made);
+    }
+    json += json === '' ? made : `,${made}`;
+  }
+  return `[${json}]`;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { perList } from '../../src/replay/memo.js';
+import { itemsJson, perList } from '../../src/replay/memo.js';
 import { type Pair, pairLine } from '../../src/replay/pairs.js';
 import { bodyJson } from '../../src/replay/providers/openai.js';
 
@@ -103,5 +103,16 @@ describe('perList', () => {
     expect(first).toEqual(['A', 'B']);
     expect(upper(['a'])).toEqual(['A']);
     expect(calls).toBe(2);
+  });
+});
+
+describe('itemsJson', () => {
+  it('is JSON.stringify of the list, each item serialised once', () => {
+    const shared = { role: 'user', content: 'a "b" \u2028' };
+    const first = [shared, { role: 'assistant', content: null }];
+    expect(itemsJson(first)).toBe(JSON.stringify(first));
+    const later = [shared, { role: 'tool', tool_call_id: 'x', content: 'y' }];
+    expect(itemsJson(later)).toBe(JSON.stringify(later));
+    expect(itemsJson([])).toBe('[]');
   });
 });
