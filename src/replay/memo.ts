@@ -38,13 +38,13 @@ const itemJson = new WeakMap<object, string>();
  * `JSON.stringify(items)` for a list of objects, each item's JSON made once while the item lives: consecutive
  * turns of a session share most of their messages, so a turn serialises only what is new to it.
  */
-export function itemsJson(items: readonly object[]): string {
+export function itemsJson(items: readonly unknown[]): string {
   let json = '';
   for (const item of items) {
-    let made = itemJson.get(item);
+    let made = typeof item === 'object' && item !== null ? itemJson.get(item) : undefined;
     if (made === undefined) {
       made = JSON.stringify(item) ?? 'null';
-      itemJson.set(item, made);
+      if (typeof item === 'object' && item !== null) itemJson.set(item, made);
     }
     json += json === '' ? made : `,${made}`;
   }

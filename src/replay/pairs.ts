@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { readLines } from '../sources/lines.js';
 import type { ChatMessage, ChatTool } from './chat.js';
-import { listJson } from './memo.js';
+import { itemsJson, listJson } from './memo.js';
 import type { Wire } from './wire.js';
 
 export const pairSchema = 'replay-history.pair/v2';
@@ -192,10 +192,22 @@ export function pairLine(pair: Pair, known: KnownJson = {}): string {
 function wireField(key: string, value: unknown): string | undefined {
   if (key === 'body' && isRecord(value)) {
     return objectJson(value, (field, part) =>
-      field === 'tools' || field === 'system' ? listJson(part) : JSON.stringify(part),
+      field === 'tools' || field === 'system'
+        ? listJson(part)
+        : field === 'messages' && Array.isArray(part)
+          ? `[${part.map(wireMessageJson).join(',')}]`
+          : JSON.stringify(part),
     );
   }
   return JSON.stringify(value);
+}
+
+/** A wire message's JSON, its content blocks serialised once each (they are shared between turns). */
+function wireMessageJson(message: unknown): string {
+  if (!isRecord(message)) return JSON.stringify(message) ?? 'null';
+  return objectJson(message, (key, value) =>
+    key === 'content' && Array.isArray(value) ? itemsJson(value) : JSON.stringify(value),
+  );
 }
 
 /** An object's JSON with each field's value serialised by `field`; `undefined` leaves the field out, as JSON does. */

@@ -106,6 +106,22 @@ export function messageBlocks(message: Message): WireBlock[] {
   return blocks;
 }
 
+const blocksOf = new WeakMap<Message, WireBlock[]>();
+
+/**
+ * `messageBlocks(message)`, made once per stored message: consecutive turns of a session share their context's
+ * messages, so a turn converts only what is new to it, and the blocks' JSON is made once too (the pair line's
+ * `itemsJson`). The blocks are shared between turns and never changed; the message lists holding them are new.
+ */
+function sharedBlocks(message: Message): WireBlock[] {
+  let blocks = blocksOf.get(message);
+  if (blocks === undefined) {
+    blocks = messageBlocks(message);
+    blocksOf.set(message, blocks);
+  }
+  return blocks;
+}
+
 /**
  * The request rebuilt from a stored context: `system` first, then the messages with user and assistant turns
  * alternating (tool results in the user turn after their calls, consecutive turns of one role merged). A
@@ -120,12 +136,12 @@ export function conversationWire(
 ): AnthropicWire {
   const messages: WireMessage[] = [];
   for (const message of context) {
-    const blocks = messageBlocks(message);
+    const blocks = sharedBlocks(message);
     if (blocks.length === 0) continue;
     const role = message.role === 'assistant' ? 'assistant' : message.role === 'system' ? 'system' : 'user';
     const last = messages.at(-1);
     if (role !== 'system' && last?.role === role && Array.isArray(last.content)) last.content.push(...blocks);
-    else messages.push({ role, content: blocks });
+    else messages.push({ role, content: [...blocks] });
   }
   return {
     api: 'anthropic-messages',

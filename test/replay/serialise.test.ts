@@ -46,7 +46,22 @@ const pair = (overrides: Partial<Pair> = {}): Pair => ({
       max_tokens: 100,
       system: [{ type: 'text', text: 'be brief' }],
       tools: [{ name: 'Read', input_schema: { type: 'object' } }],
-      messages: [{ role: 'user', content: 'a' }],
+      messages: [
+        { role: 'user', content: 'a' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'b' },
+            { type: 'tool_use', id: 't', name: 'Read', input: {} },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'c' }], is_error: true },
+          ],
+        },
+      ],
       metadata: undefined,
     },
     betas: ['x'],
@@ -114,5 +129,7 @@ describe('itemsJson', () => {
     const later = [shared, { role: 'tool', tool_call_id: 'x', content: 'y' }];
     expect(itemsJson(later)).toBe(JSON.stringify(later));
     expect(itemsJson([])).toBe('[]');
+    const mixed = ['text', 1, null, undefined, shared];
+    expect(itemsJson(mixed)).toBe(JSON.stringify(mixed));
   });
 });
