@@ -28,7 +28,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +61,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
+const loadAtStart = loadavg()[0];
 const list = (text) => text.split(',').map((s) => Number(s.trim()));
 const counts = [...new Set(list(values.sessions))].sort((a, b) => a - b);
 const concurrencies = list(values.concurrency);
@@ -678,6 +679,9 @@ try {
 }
 
 const machine = {
+  // The 1-minute load average when the bench started and when it ended: other work on the machine skews the
+  // wall times (the ratios less so).
+  load: [loadAtStart, loadavg()[0]].map((value) => Number(value?.toFixed(2))),
   cpus: cpus().length,
   cpuModel: cpus()[0]?.model,
   memoryGiB: Number((totalmem() / 1024 ** 3).toFixed(1)),
@@ -691,7 +695,7 @@ if (values.json) {
 } else {
   process.stdout.write(
     `replay-history replay benchmark — ${machine.cpus} CPUs (${machine.cpuModel}), node ${machine.node}, seed ${values.seed}` +
-      `${runs > 1 ? `, median of ${runs} runs` : ''}\nMB = 10^6 bytes, MiB = 2^20 bytes; zero-latency server in its own process\n\n` +
+      `${runs > 1 ? `, median of ${runs} runs` : ''}, load ${machine.load.join(' → ')}\nMB = 10^6 bytes, MiB = 2^20 bytes; zero-latency server in its own process\n\n` +
       `${render(report)}\n`,
   );
 }
