@@ -5,43 +5,15 @@
 // replay-action.ts does the rest the same way for all of them: the run, the pairs file, the checker, progress.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ClaudeNotFound, findClaude } from '../../drivers/claude-code/binary.js';
-import { type ClaudeModel, replayClaudeCode } from '../../drivers/claude-code/driver.js';
-import { claudeCodeVersion } from '../../drivers/claude-code/environment.js';
-import { CodexNotFound, findCodex } from '../../drivers/codex/binary.js';
-import { type CodexModel, replayCodex } from '../../drivers/codex/driver.js';
-import { codexVersion } from '../../drivers/codex/environment.js';
-import { HookNotLive, proveHookLive } from '../../drivers/codex/probe.js';
-import { findGemini, GeminiNotFound } from '../../drivers/gemini/binary.js';
-import { type GeminiModel, replayGemini } from '../../drivers/gemini/driver.js';
-import { geminiVersion } from '../../drivers/gemini/environment.js';
-import {
-  HookNotLive as GeminiHookNotLive,
-  proveHookLive as proveGeminiHookLive,
-} from '../../drivers/gemini/probe.js';
-import { findOpencode, OpencodeNotFound } from '../../drivers/opencode/binary.js';
-import { replayOpencode, type Upstream } from '../../drivers/opencode/driver.js';
-import { opencodeVersion } from '../../drivers/opencode/environment.js';
-import { builtinTools } from '../../drivers/opencode/plugin.js';
-import { offeredTools, ProbeError } from '../../drivers/opencode/probe.js';
-import { findQwen, QwenNotFound } from '../../drivers/qwen/binary.js';
-import { type QwenModel, replayQwen } from '../../drivers/qwen/driver.js';
-import { qwenVersion } from '../../drivers/qwen/environment.js';
-import {
-  proveHookLive as proveQwenHookLive,
-  HookNotLive as QwenHookNotLive,
-} from '../../drivers/qwen/probe.js';
 import type { ShownSettings } from '../../replay/elide.js';
 import { replayForced, type SessionEnd } from '../../replay/engine.js';
 import { replayFree } from '../../replay/free.js';
 import type { Pair, PairsWriter } from '../../replay/pairs.js';
-import { ProviderSpecError, parseSpec, providerFor } from '../../replay/providers/index.js';
+import { ProviderSpecError, providerFor } from '../../replay/providers/index.js';
 import type { Driver, RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
-import { probeSandbox, SandboxUnavailable } from '../../verify/sandbox.js';
 import { UserError } from '../errors.js';
-import { err, say, warn } from '../output.js';
 import type { ReplayOptions } from './replay.js';
 
 /** What a run needs to be resumed exactly as it was started. */
@@ -113,6 +85,17 @@ export interface DriverEntry {
   prepare(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>>;
 }
 
+/**
+ * A real agent's preparation, loaded when that driver is used: the agents' drivers (their proxies, hook servers,
+ * execa) are most of replay's modules, and a builtin replay needs none of them.
+ */
+function agent(name: keyof typeof import('./replay-agents.js')): DriverEntry['prepare'] {
+  return async (stored) => {
+    const agents = await import('./replay-agents.js');
+    return agents[name](stored);
+  };
+}
+
 const agentOptions = (options: ReplayOptions): Partial<StoredOptions> => ({
   ...(options.workspace ? { workspace: resolve(options.workspace) } : {}),
   ...(options.sandbox ? { sandbox: true } : {}),
@@ -129,7 +112,7 @@ export const drivers: Record<Driver, DriverEntry> = {
       ...agentOptions(options),
       ...(options.contextLimit ? { contextLimit: options.contextLimit } : {}),
     }),
-    prepare: prepareOpencode,
+    prepare: agent('prepareOpencode'),
   },
   'claude-code': {
     agent: 'Claude Code',
@@ -139,7 +122,7 @@ export const drivers: Record<Driver, DriverEntry> = {
       ...(options.claudeBin ? { claudeBin: resolve(options.claudeBin) } : {}),
       ...agentOptions(options),
     }),
-    prepare: prepareClaude,
+    prepare: agent('prepareClaude'),
   },
   codex: {
     agent: 'Codex',
@@ -150,7 +133,7 @@ export const drivers: Record<Driver, DriverEntry> = {
       ...agentOptions(options),
       ...(options.contextLimit ? { contextLimit: options.contextLimit } : {}),
     }),
-    prepare: prepareCodex,
+    prepare: agent('prepareCodex'),
   },
   qwen: {
     agent: 'Qwen Code',
@@ -160,7 +143,7 @@ export const drivers: Record<Driver, DriverEntry> = {
       ...(options.qwenBin ? { qwenBin: resolve(options.qwenBin) } : {}),
       ...agentOptions(options),
     }),
-    prepare: prepareQwen,
+    prepare: agent('prepareQwen'),
   },
   gemini: {
     agent: 'Gemini CLI',
@@ -170,33 +153,9 @@ export const drivers: Record<Driver, DriverEntry> = {
       ...(options.geminiBin ? { geminiBin: resolve(options.geminiBin) } : {}),
       ...agentOptions(options),
     }),
-    prepare: prepareGemini,
+    prepare: agent('prepareGemini'),
   },
 };
-
-/** What every real-agent driver takes, whatever the agent. */
-function agentRun(run: DriverRun) {
-  const { stored } = run;
-  return {
-    runId: run.runId,
-    model: stored.model,
-    sessions: run.sessions,
-    runs: run.runs,
-    sessionIds: run.sessionIds,
-    writer: run.writer,
-    concurrency: stored.concurrency,
-    onMiss: stored.onMiss ?? 'error',
-    maxTurnsFactor: stored.maxTurns ?? 2,
-    ...(stored.workspace ? { workspace: stored.workspace } : {}),
-    timeoutMs: stored.timeout * 1000,
-    ...(stored.shown ? { shown: stored.shown } : {}),
-    ...(stored.sandbox ? { sandbox: { readOnly: run.check.roots } } : {}),
-    ...(run.check.view ? { view: run.check.view } : {}),
-    onTurn: run.onTurn,
-    onSession: run.onSession,
-    onNote: (text: string) => warn(text),
-  };
-}
 
 /** Our own loop: the provider `--model` names, asked turn by turn (forced) or driving the session (free). */
 async function prepareBuiltin(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
@@ -249,310 +208,4 @@ async function prepareBuiltin(stored: StoredOptions): Promise<(run: DriverRun) =
       });
     } else await replayForced({ ...common, done: new Set(run.done) });
   };
-}
-
-/**
- * An agent's binary as its `find` locates it (an option, PATH, the pinned package), its version said on stderr
- * and warned about when it is not the tested one; not found, a usage error saying what to pass or install.
- */
-function located<Found extends { path: string; version?: string }>(
-  name: string,
-  find: () => Found,
-  notFound: abstract new (...args: never[]) => Error,
-  tested: string,
-  hint: string,
-): Found {
-  let found: Found;
-  try {
-    found = find();
-  } catch (error) {
-    if (error instanceof notFound) throw new UserError(error.message, hint);
-    throw error;
-  }
-  say(`${err.dim(`${name}:`)} ${found.version ?? '(unknown version)'} at ${found.path}`);
-  if (found.version !== tested)
-    warn(
-      `${name} ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${tested}`,
-    );
-  return found;
-}
-
-/** The claude binary (its version said) and where its model calls go. */
-async function prepareClaude(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
-  if (stored.sandbox) requireSandbox();
-  const found = located(
-    'claude',
-    () => findClaude(stored.claudeBin),
-    ClaudeNotFound,
-    claudeCodeVersion,
-    `pass --claude-bin PATH, or npm i -g @anthropic-ai/claude-code@${claudeCodeVersion}`,
-  );
-  const upstream = claudeUpstream(stored);
-  return (run) => replayClaudeCode({ ...agentRun(run), upstream, binary: found.path });
-}
-
-function claudeUpstream(stored: StoredOptions): ClaudeModel {
-  const { kind, model } = specOf(stored.model);
-  if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'anthropic') {
-    const apiKey = process.env.ANTHROPIC_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  throw new UserError(
-    `--agent claude-code speaks the Anthropic Messages wire: --model ${stored.model} is not one`,
-    'use recorded, or anthropic:MODEL (with --base-url for any server speaking /v1/messages: vLLM, llama.cpp, ollama)',
-  );
-}
-
-/**
- * The codex binary (its version said), where its model calls go, and the proof that its deny hook is live: a
- * probe run that must come back blocked, or the replay refuses before anything of the user's is run.
- */
-async function prepareCodex(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
-  if (stored.sandbox) requireSandbox();
-  const found = located(
-    'codex',
-    () => findCodex(stored.codexBin),
-    CodexNotFound,
-    codexVersion,
-    `pass --codex-bin PATH, or npm i -g @openai/codex@${codexVersion}`,
-  );
-  const upstream = codexUpstream(stored);
-  let models: string[];
-  try {
-    const probed = await proveHookLive({
-      binary: found.path,
-      ...(found.version ? { version: found.version } : {}),
-    });
-    models = probed.models;
-    if (!probed.cached) say(`${err.dim('codex:')} its deny hook stops a probe call before it runs`);
-  } catch (error) {
-    if (error instanceof HookNotLive)
-      throw new UserError(
-        `refusing to replay through ${found.path}: its PreToolUse deny hook is not live (${error.message}), so recorded tools could run`,
-        `replay-history is tested with codex ${codexVersion}; pass --codex-bin for that version`,
-      );
-    throw error;
-  }
-  return (run) =>
-    replayCodex({
-      ...agentRun(run),
-      upstream,
-      binary: found.path,
-      models,
-      ...(stored.contextLimit ? { compactAt: stored.contextLimit } : {}),
-    });
-}
-
-/** `--model` for the Codex driver: the recorded turns, or a Responses-API endpoint. */
-function codexUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): CodexModel {
-  const { kind, model } = specOf(stored.model);
-  if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'responses') {
-    const apiKey = env.OPENAI_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  throw new UserError(
-    `--agent codex speaks the OpenAI Responses wire: --model ${stored.model} is not one`,
-    'use recorded, or responses:MODEL (with --base-url for any server speaking /v1/responses: OpenAI, vLLM)',
-  );
-}
-
-/**
- * The qwen binary (its version said), where its model calls go, and the proof that its deny hook is live: a
- * probe run that must come back denied with our reason, or the replay refuses before anything of the user's runs.
- */
-async function prepareQwen(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
-  if (stored.sandbox) requireSandbox();
-  const found = located(
-    'qwen',
-    () => findQwen(stored.qwenBin),
-    QwenNotFound,
-    qwenVersion,
-    `pass --qwen-bin PATH, or npm i -g @qwen-code/qwen-code@${qwenVersion}`,
-  );
-  const upstream = qwenUpstream(stored);
-  try {
-    const probed = await proveQwenHookLive({
-      binary: found.path,
-      ...(found.version ? { version: found.version } : {}),
-    });
-    if (!probed.cached) say(`${err.dim('qwen:')} its deny hook stops a probe call before it runs`);
-  } catch (error) {
-    if (error instanceof QwenHookNotLive)
-      throw new UserError(
-        `refusing to replay through ${found.path}: its PreToolUse deny hook is not live (${error.message}), so recorded tools could run`,
-        `replay-history is tested with qwen ${qwenVersion}; pass --qwen-bin for that version`,
-      );
-    throw error;
-  }
-  return (run) => replayQwen({ ...agentRun(run), upstream, binary: found.path });
-}
-
-/** `--model` for the Qwen driver: the recorded turns, or an OpenAI-compatible chat-completions endpoint. */
-function qwenUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): QwenModel {
-  const { kind, model } = specOf(stored.model);
-  if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'openai') {
-    const apiKey = env.OPENAI_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  if (kind === 'ollama')
-    return { kind: 'http', baseURL: stored.baseUrl ?? 'http://127.0.0.1:11434/v1', model };
-  throw new UserError(
-    `--agent qwen speaks the OpenAI chat-completions wire: --model ${stored.model} is not one`,
-    'use recorded, openai:MODEL (with --base-url for any compatible server: vLLM, llama.cpp, DashScope) or ollama:MODEL',
-  );
-}
-
-/**
- * The gemini binary (its version said), where its model calls go, and the proof that its deny hook is live: a
- * probe run that must come back blocked with our reason, or the replay refuses before anything of the user's runs.
- */
-async function prepareGemini(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
-  if (stored.sandbox) requireSandbox();
-  const found = located(
-    'gemini',
-    () => findGemini(stored.geminiBin),
-    GeminiNotFound,
-    geminiVersion,
-    `pass --gemini-bin PATH, or npm i -g @google/gemini-cli@${geminiVersion}`,
-  );
-  const upstream = geminiUpstream(stored);
-  try {
-    const probed = await proveGeminiHookLive({
-      binary: found.path,
-      ...(found.version ? { version: found.version } : {}),
-    });
-    if (!probed.cached) say(`${err.dim('gemini:')} its deny hook stops a probe call before it runs`);
-  } catch (error) {
-    if (error instanceof GeminiHookNotLive)
-      throw new UserError(
-        `refusing to replay through ${found.path}: its BeforeTool deny hook is not live (${error.message}), so recorded tools could run`,
-        `replay-history is tested with gemini ${geminiVersion}; pass --gemini-bin for that version`,
-      );
-    throw error;
-  }
-  return (run) => replayGemini({ ...agentRun(run), upstream, binary: found.path });
-}
-
-/** `--model` for the Gemini driver: the recorded turns, or a Gemini API endpoint. */
-function geminiUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): GeminiModel {
-  const { kind, model } = specOf(stored.model);
-  if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'gemini') {
-    const apiKey = env.GEMINI_API_KEY ?? env.GOOGLE_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? env.GOOGLE_GEMINI_BASE_URL ?? 'https://generativelanguage.googleapis.com',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  throw new UserError(
-    `--agent gemini speaks the Gemini API wire: --model ${stored.model} is not one`,
-    'use recorded, or gemini:MODEL (with --base-url for any server speaking /v1beta/models/MODEL:streamGenerateContent)',
-  );
-}
-
-/** The binary, where its model calls go, the tools it offers, and a sandbox check. */
-async function prepareOpencode(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
-  let binary: string;
-  let version: string | undefined;
-  try {
-    const found = findOpencode(stored.opencodeBin);
-    binary = found.path;
-    version = found.version;
-    if (found.version !== opencodeVersion)
-      warn(
-        `opencode ${found.version ?? '(unknown version)'} at ${found.path}: replay-history is tested with ${opencodeVersion}; its tools are found by asking it`,
-      );
-  } catch (error) {
-    if (error instanceof OpencodeNotFound)
-      throw new UserError(error.message, 'pass --opencode-bin PATH, or npm install opencode-ai');
-    throw error;
-  }
-  if (stored.sandbox) requireSandbox();
-  const upstream = opencodeUpstream(stored);
-  // Overridden: every tool this opencode offers this model (asked, not assumed), and on the version the plugin
-  // was verified with, the built-ins it filters by model or permission too, so none can appear unanswered.
-  let offered: Awaited<ReturnType<typeof offeredTools>>;
-  try {
-    offered = await offeredTools({
-      binary,
-      model: upstream.kind === 'recorded' ? 'recorded' : upstream.model,
-    });
-  } catch (error) {
-    if (error instanceof ProbeError)
-      throw new UserError(`cannot find the tools opencode offers: ${error.message}`, 'check --opencode-bin');
-    throw error;
-  }
-  if (!offered.cached) say(`${err.dim('opencode offers:')} ${offered.tools.join(', ')}`);
-  const tools = [...new Set([...offered.tools, ...(version === opencodeVersion ? builtinTools : [])])];
-  return (run) =>
-    replayOpencode({
-      ...agentRun(run),
-      upstream,
-      binary,
-      tools,
-      ...(stored.contextLimit
-        ? { limit: { context: stored.contextLimit, output: stored.maxTokens ?? 4096 } }
-        : {}),
-    });
-}
-
-/** `--model` for the opencode driver: the recorded turns, or an OpenAI-compatible endpoint. */
-function opencodeUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): Upstream {
-  const { kind, model } = specOf(stored.model);
-  if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'openai') {
-    const apiKey = env.OPENAI_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  if (kind === 'ollama')
-    return { kind: 'http', baseURL: stored.baseUrl ?? 'http://127.0.0.1:11434/v1', model };
-  throw new UserError(
-    `--agent opencode reaches the model through an OpenAI-compatible proxy: --model ${stored.model} is not one`,
-    'use recorded, openai:MODEL (with --base-url for any compatible server) or ollama:MODEL',
-  );
-}
-
-/** `--sandbox` asked for where bubblewrap cannot run: a usage error, before anything runs. */
-function requireSandbox(): void {
-  try {
-    probeSandbox();
-  } catch (error) {
-    if (error instanceof SandboxUnavailable) throw new UserError(error.message, error.hint);
-    throw error;
-  }
-}
-
-/** `--model` split into its provider and model, a malformed one a usage error. */
-function specOf(spec: string): { kind: string; model: string } {
-  try {
-    return parseSpec(spec);
-  } catch (error) {
-    if (error instanceof ProviderSpecError) throw new UserError(error.message);
-    throw error;
-  }
 }
