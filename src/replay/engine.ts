@@ -221,8 +221,14 @@ function* jobs(run: ForcedRun): Generator<Job> {
       };
     }
     // Nothing to ask (no model turn, or all done before a resume): finished as soon as it is reached.
-    if (asked === 0) run.onSession?.({ sessionId: session.id, status: 'done' });
+    if (asked === 0) sessionDone(run, session.id);
   }
+}
+
+/** Every turn of the session was asked: the store says so (as free mode's and the agents' runs do), then progress. */
+function sessionDone(run: ForcedRun, sessionId: string): void {
+  run.runs.setSessionStatus(run.runId, sessionId, 'done');
+  run.onSession?.({ sessionId, status: 'done' });
 }
 
 function record(
@@ -250,7 +256,7 @@ function record(
       bytesSaved: job.bytesSaved,
     });
     run.onTurn?.({ sessionId: session.id, turn: number, ok: false });
-    if (job.last) run.onSession?.({ sessionId: session.id, status: 'done' });
+    if (job.last) sessionDone(run, session.id);
     return;
   }
   const calls = compareCalls(outcome.message.tool_calls ?? [], original.tool_calls ?? [], matching(session));
@@ -298,5 +304,5 @@ function record(
     bytesSaved: job.bytesSaved,
   });
   run.onTurn?.({ sessionId: session.id, turn: number, ok: true });
-  if (job.last) run.onSession?.({ sessionId: session.id, status: 'done' });
+  if (job.last) sessionDone(run, session.id);
 }

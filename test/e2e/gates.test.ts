@@ -389,6 +389,33 @@ describe('replay --report', () => {
   });
 });
 
+describe('replay --report: session status', () => {
+  it('a forced run marks every session whose turns were all asked as done (it used to leave them pending)', async () => {
+    const file = join(dir.path, 'status-report');
+    const ran = await run([
+      'replay',
+      '--all',
+      '--model',
+      'openai:scripted',
+      '--base-url',
+      server.baseURL,
+      '--db',
+      db,
+      '--out',
+      join(dir.path, 'status.jsonl'),
+      '--report',
+      file,
+    ]);
+    expect(ran.exitCode).toBe(0);
+    const table =
+      /<table id="sessions">(.*?)<\/table>/s.exec(readFileSync(`${file}.html`, 'utf8'))?.[1] ?? '';
+    const statuses = [...table.matchAll(/<tr><td><a [^>]*>[^<]*<\/a><\/td><td>([^<]*)<\/td>/g)].map(
+      (m) => m[1],
+    );
+    expect(statuses).toEqual(['done', 'done']);
+  });
+});
+
 /** Debian's chromium (.ci/run installs it where it can); without one the browser test cannot run. */
 const browser = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
 
