@@ -83,6 +83,30 @@ function located<Found extends { path: string; version?: string }>(
   return found;
 }
 
+/**
+ * The agent's deny hook proved live by its driver's probe (a run whose probe call must come back blocked; cached
+ * per binary and settings), said once when it was run; not live, a refusal before anything of the user's runs.
+ */
+async function hookProved<Probed extends { cached: boolean }>(
+  agent: { name: string; hook: string; tested: string; option: string },
+  found: { path: string; version?: string },
+  prove: (options: { binary: string; version?: string }) => Promise<Probed>,
+  notLive: abstract new (...args: never[]) => Error,
+): Promise<Probed> {
+  try {
+    const probed = await prove({ binary: found.path, ...(found.version ? { version: found.version } : {}) });
+    if (!probed.cached) say(`${err.dim(`${agent.name}:`)} its deny hook stops a probe call before it runs`);
+    return probed;
+  } catch (error) {
+    if (error instanceof notLive)
+      throw new UserError(
+        `refusing to replay through ${found.path}: its ${agent.hook} deny hook is not live (${error.message}), so recorded tools could run`,
+        `replay-history is tested with ${agent.name} ${agent.tested}; pass ${agent.option} for that version`,
+      );
+    throw error;
+  }
+}
+
 /** The claude binary (its version said) and where its model calls go. */
 export async function prepareClaude(stored: StoredOptions): Promise<(run: DriverRun) => Promise<void>> {
   if (stored.sandbox) requireSandbox();
@@ -129,22 +153,12 @@ export async function prepareCodex(stored: StoredOptions): Promise<(run: DriverR
     `pass --codex-bin PATH, or npm i -g @openai/codex@${codexVersion}`,
   );
   const upstream = codexUpstream(stored);
-  let models: string[];
-  try {
-    const probed = await proveHookLive({
-      binary: found.path,
-      ...(found.version ? { version: found.version } : {}),
-    });
-    models = probed.models;
-    if (!probed.cached) say(`${err.dim('codex:')} its deny hook stops a probe call before it runs`);
-  } catch (error) {
-    if (error instanceof HookNotLive)
-      throw new UserError(
-        `refusing to replay through ${found.path}: its PreToolUse deny hook is not live (${error.message}), so recorded tools could run`,
-        `replay-history is tested with codex ${codexVersion}; pass --codex-bin for that version`,
-      );
-    throw error;
-  }
+  const { models } = await hookProved(
+    { name: 'codex', hook: 'PreToolUse', tested: codexVersion, option: '--codex-bin' },
+    found,
+    proveHookLive,
+    HookNotLive,
+  );
   return (run) =>
     replayCodex({
       ...agentRun(run),
@@ -188,20 +202,12 @@ export async function prepareQwen(stored: StoredOptions): Promise<(run: DriverRu
     `pass --qwen-bin PATH, or npm i -g @qwen-code/qwen-code@${qwenVersion}`,
   );
   const upstream = qwenUpstream(stored);
-  try {
-    const probed = await proveQwenHookLive({
-      binary: found.path,
-      ...(found.version ? { version: found.version } : {}),
-    });
-    if (!probed.cached) say(`${err.dim('qwen:')} its deny hook stops a probe call before it runs`);
-  } catch (error) {
-    if (error instanceof QwenHookNotLive)
-      throw new UserError(
-        `refusing to replay through ${found.path}: its PreToolUse deny hook is not live (${error.message}), so recorded tools could run`,
-        `replay-history is tested with qwen ${qwenVersion}; pass --qwen-bin for that version`,
-      );
-    throw error;
-  }
+  await hookProved(
+    { name: 'qwen', hook: 'PreToolUse', tested: qwenVersion, option: '--qwen-bin' },
+    found,
+    proveQwenHookLive,
+    QwenHookNotLive,
+  );
   return (run) => replayQwen({ ...agentRun(run), upstream, binary: found.path });
 }
 
@@ -240,20 +246,12 @@ export async function prepareGemini(stored: StoredOptions): Promise<(run: Driver
     `pass --gemini-bin PATH, or npm i -g @google/gemini-cli@${geminiVersion}`,
   );
   const upstream = geminiUpstream(stored);
-  try {
-    const probed = await proveGeminiHookLive({
-      binary: found.path,
-      ...(found.version ? { version: found.version } : {}),
-    });
-    if (!probed.cached) say(`${err.dim('gemini:')} its deny hook stops a probe call before it runs`);
-  } catch (error) {
-    if (error instanceof GeminiHookNotLive)
-      throw new UserError(
-        `refusing to replay through ${found.path}: its BeforeTool deny hook is not live (${error.message}), so recorded tools could run`,
-        `replay-history is tested with gemini ${geminiVersion}; pass --gemini-bin for that version`,
-      );
-    throw error;
-  }
+  await hookProved(
+    { name: 'gemini', hook: 'BeforeTool', tested: geminiVersion, option: '--gemini-bin' },
+    found,
+    proveGeminiHookLive,
+    GeminiHookNotLive,
+  );
   return (run) => replayGemini({ ...agentRun(run), upstream, binary: found.path });
 }
 
