@@ -320,8 +320,17 @@ export class ClaudeTranscript {
   }
 }
 
-/** Progress lines can hold megabytes of command output; only their place in the chain matters here. */
+/**
+ * What an entry keeps of its line until the file is built. Progress lines can hold megabytes of command output;
+ * only their place in the chain matters here. A user line's `toolUseResult` (the tool's output again, for an
+ * edit the whole file) is read once, by noteSpawn, before the entry is kept: dropped here, it dies young instead
+ * of being copied by every scavenge until the file is done (issue 21: that copying was the largest GC cost).
+ */
 function slim(value: Envelope): Envelope {
+  if (value.type === 'user' && value.toolUseResult !== undefined) {
+    const { toolUseResult: _dropped, ...kept } = value;
+    return kept;
+  }
   if (value.type !== 'progress') return value;
   const kept: Envelope = { type: value.type };
   if (value.uuid !== undefined) kept.uuid = value.uuid;
