@@ -232,7 +232,8 @@ export class ClaudeTranscript {
       let agentId = typeof structured === 'string' ? structured : undefined;
       if (!agentId) {
         const text = resultText((block as { content?: unknown }).content);
-        agentId = /\bagentId: ([\w-]+)/.exec(text)?.[1];
+        // The substring test first: the regex over every tool output cost more than the rest of noteSpawn.
+        if (text.includes('agentId: ')) agentId = /\bagentId: ([\w-]+)/.exec(text)?.[1];
       }
       if (agentId)
         this.spawns.push({
