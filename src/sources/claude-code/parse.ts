@@ -523,8 +523,10 @@ function preservedUuids(env: Envelope): string[] {
 function reanchorPreserved(ordered: Entry[]): Entry[] {
   let result = ordered;
   for (let i = 0; i < result.length; i++) {
-    const kept = new Set(preservedUuids((result[i] as Entry).env));
-    if (kept.size === 0) continue;
+    // Most entries are no compaction boundary: no set is made for them.
+    const uuids = preservedUuids((result[i] as Entry).env);
+    if (uuids.length === 0) continue;
+    const kept = new Set(uuids);
     const after = (entry: Entry, j: number) => j > i && kept.has(entry.env.uuid ?? '');
     const moved = result.filter(after);
     if (moved.length === 0) continue;
