@@ -52,6 +52,9 @@ export function readJsonLines(
     }
     lines++;
     parsedBytes = line.end;
+    // The text is not needed once parsed. Let go of it before the reader takes the value: a line of megabytes
+    // (held as UTF-16 when it has one character past Latin-1) is then not kept beside what it parsed into.
+    line.text = '';
     if (line.invalidUtf8)
       warnings.push({ file, line: line.number, message: 'invalid UTF-8 replaced with U+FFFD' });
     const rejected = take(value, line.number, lines - 1);
