@@ -4,6 +4,7 @@ import type { Db } from '../store/db.js';
 import { SourceFiles } from '../store/files.js';
 import { SessionStore } from '../store/sessions.js';
 import { discover, unreadable } from './discover.js';
+import { withHeads } from './jsonl.js';
 import { adapters } from './registry.js';
 import type { Fingerprint, ParsedSession, SourceAdapter, Warning } from './types.js';
 
@@ -63,15 +64,17 @@ function fingerprint(adapter: SourceAdapter | undefined, file: string, stat: Sta
 class InputError extends Error {}
 
 function adapterFor(file: string, warnings: Warning[]): SourceAdapter | undefined {
-  for (const adapter of adapters) {
-    try {
-      if (adapter.detect(file)) return adapter;
-    } catch (error) {
-      warnings.push(unreadable(file, error));
-      return undefined;
+  return withHeads(() => {
+    for (const adapter of adapters) {
+      try {
+        if (adapter.detect(file)) return adapter;
+      } catch (error) {
+        warnings.push(unreadable(file, error));
+        return undefined;
+      }
     }
-  }
-  return undefined;
+    return undefined;
+  });
 }
 
 /**

@@ -60,11 +60,12 @@ export function* readLines(
     let oversize = false;
 
     const emit = (terminated: boolean, end: number): Line | undefined => {
-      const current = { number, start: lineStart, end };
+      const current = number;
+      const start = lineStart;
       number++;
       lineStart = end;
       if (oversize) {
-        options.onOversize?.({ ...current, bytes: pending });
+        options.onOversize?.({ number: current, start, end, bytes: pending });
         oversize = false;
         pieces = [];
         pending = 0;
@@ -77,8 +78,9 @@ export function* readLines(
       // Tolerate CRLF files.
       const body = length > 0 && bytes[length - 1] === 13 ? bytes.subarray(0, length - 1) : bytes;
       if (body.length === 0) return undefined;
+      // Built field by field: a spread per line was 2 % of a Claude Code ingest (issue 21).
       const { text, invalid } = decode(body);
-      return { ...current, text, invalidUtf8: invalid, terminated };
+      return { number: current, start, end, text, invalidUtf8: invalid, terminated };
     };
 
     for (;;) {

@@ -4,6 +4,7 @@ import { sessionId } from '../model/ids.js';
 import { type RequestLog, resolveRequests, type TurnRequest, type WireMessage } from '../model/request.js';
 import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
 import { toolCalls } from '../model/session.js';
+import { recordedPartsJson } from '../sources/parts-json.js';
 import type { ParsedSession, Spawn } from '../sources/types.js';
 import { type Db, StoreError, statementCache } from './db.js';
 
@@ -605,7 +606,7 @@ function toRow(m: Message) {
     m.compaction ? 1 : 0,
     m.preserved ? JSON.stringify(m.preserved) : null,
     m.usage ? JSON.stringify(m.usage) : null,
-    JSON.stringify(m.parts),
+    recordedPartsJson(m.parts) ?? JSON.stringify(m.parts),
     JSON.stringify(m.source),
   ] as const;
   // Hashed only when set, so the hash of every message without one is what it was before the column existed.

@@ -232,7 +232,8 @@ export class ClaudeTranscript {
       let agentId = typeof structured === 'string' ? structured : undefined;
       if (!agentId) {
         const text = resultText((block as { content?: unknown }).content);
-        agentId = /\bagentId: ([\w-]+)/.exec(text)?.[1];
+        // The substring test first: the regex over every tool output cost more than the rest of noteSpawn.
+        if (text.includes('agentId: ')) agentId = /\bagentId: ([\w-]+)/.exec(text)?.[1];
       }
       if (agentId)
         this.spawns.push({
@@ -320,8 +321,17 @@ export class ClaudeTranscript {
   }
 }
 
-/** Progress lines can hold megabytes of command output; only their place in the chain matters here. */
+/**
+ * What an entry keeps of its line until the file is built. Progress lines can hold megabytes of command output;
+ * only their place in the chain matters here. A user line's `toolUseResult` (the tool's output again, for an
+ * edit the whole file) is read once, by noteSpawn, before the entry is kept: dropped here, it dies young instead
+ * of being copied by every scavenge until the file is done (issue 21: that copying was the largest GC cost).
+ */
 function slim(value: Envelope): Envelope {
+  if (value.type === 'user' && value.toolUseResult !== undefined) {
+    const { toolUseResult: _dropped, ...kept } = value;
+    return kept;
+  }
   if (value.type !== 'progress') return value;
   const kept: Envelope = { type: value.type };
   if (value.uuid !== undefined) kept.uuid = value.uuid;
@@ -513,8 +523,10 @@ function preservedUuids(env: Envelope): string[] {
 function reanchorPreserved(ordered: Entry[]): Entry[] {
   let result = ordered;
   for (let i = 0; i < result.length; i++) {
-    const kept = new Set(preservedUuids((result[i] as Entry).env));
-    if (kept.size === 0) continue;
+    // Most entries are no compaction boundary: no set is made for them.
+    const uuids = preservedUuids((result[i] as Entry).env);
+    if (uuids.length === 0) continue;
+    const kept = new Set(uuids);
     const after = (entry: Entry, j: number) => j > i && kept.has(entry.env.uuid ?? '');
     const moved = result.filter(after);
     if (moved.length === 0) continue;

@@ -9,6 +9,7 @@ import {
   type SessionKind,
   type ToolResult,
 } from '../../model/session.js';
+import { recordPartsJson } from '../parts-json.js';
 import type { ParsedSession, Spawn, Warning } from '../types.js';
 import {
   argumentsOf,
@@ -209,7 +210,8 @@ function assignIds(messages: Message[], seed: string): void {
       .update('\0')
       .update(message.role)
       .update('\0')
-      .update(JSON.stringify(message.parts))
+      // Its parts are final here (finish names results and marks unanswered calls first): the store reuses this JSON.
+      .update(recordPartsJson(message.parts))
       .digest('hex')
       .slice(0, 24);
     message.nativeId = previous;

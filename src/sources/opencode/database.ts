@@ -108,6 +108,8 @@ export function readDatabase(file: string, warnings: Warning[], tally: Tally): D
 
 class Reader {
   private readonly tables: Set<string>;
+  /** The per-session queries, prepared once per database rather than once per session (issue 21). */
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(
     private readonly db: Db,
@@ -123,6 +125,15 @@ class Reader {
     } catch (error) {
       throw describeSqlite(error);
     }
+  }
+
+  private prepared(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   private columns(table: string): Set<string> {
@@ -190,9 +201,9 @@ class Reader {
   /** V1: `message.data` is MessageV2.Info without id/sessionID, `part.data` a Part without its ids. */
   v1Messages(session: string): RawMessage[] {
     const messages = new Map<string, RawMessage>();
-    const rows = this.db
-      .prepare('SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id')
-      .iterate(session) as Iterable<{ id: string; time_created: number; data: string }>;
+    const rows = this.prepared(
+      'SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id',
+    ).iterate(session) as Iterable<{ id: string; time_created: number; data: string }>;
     for (const row of rows) {
       this.counts.rows++;
       const info = messageInfo(parseJson(row.data));
@@ -207,12 +218,10 @@ class Reader {
       info.time ??= { created: row.time_created };
       messages.set(row.id, { id: row.id, info, parts: [], source: rowSource(this.file, 'message', row.id) });
     }
-    const parts = this.db
-      .prepare(
-        `SELECT p.id, p.message_id, p.data FROM part p JOIN message m ON m.id = p.message_id
+    const parts = this.prepared(
+      `SELECT p.id, p.message_id, p.data FROM part p JOIN message m ON m.id = p.message_id
          WHERE m.session_id = ? ORDER BY p.message_id, p.id`,
-      )
-      .iterate(session) as Iterable<{ id: string; message_id: string; data: string }>;
+    ).iterate(session) as Iterable<{ id: string; message_id: string; data: string }>;
     for (const row of parts) {
       this.counts.rows++;
       const message = messages.get(row.message_id);
@@ -231,11 +240,9 @@ class Reader {
   v2Messages(session: string): RawMessage[] {
     const have = this.columns('session_message');
     const order = have.has('seq') ? 'seq' : 'time_created, id';
-    const rows = this.db
-      .prepare(
-        `SELECT id, type, time_created, data FROM session_message WHERE session_id = ? ORDER BY ${order}`,
-      )
-      .iterate(session) as Iterable<{ id: string; type: string; time_created: number; data: string }>;
+    const rows = this.prepared(
+      `SELECT id, type, time_created, data FROM session_message WHERE session_id = ? ORDER BY ${order}`,
+    ).iterate(session) as Iterable<{ id: string; type: string; time_created: number; data: string }>;
     const out: RawMessage[] = [];
     for (const row of rows) {
       this.counts.rows++;
