@@ -42,7 +42,7 @@ import { opencodeCall, type RecordedName, recordedNames } from './mapping.js';
 import { orphanExitCode } from './plugin.js';
 import { type Exchange, pairFromExchange, type RecordingProxy, startRecordingProxy } from './proxy.js';
 import { exhaustedMessage, type RecordedModel, startRecordedModel } from './recorded.js';
-import { OpencodeServer, ServerStartError } from './server.js';
+import { descendants, OpencodeServer, ServerStartError } from './server.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
 
@@ -351,7 +351,8 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
       },
       parentPid: process.pid,
       ...(run.limit ? { limit: run.limit } : {}),
-      ...(run.tools ? { plugin: { tools: run.tools } } : {}),
+      // The plugin says it is loaded: nothing is prompted before it has (below).
+      plugin: { ...(run.tools ? { tools: run.tools } : {}), announce: true },
     });
 
     // One opencode for the whole session: a server (server.ts) that takes every prompt, as `opencode run` would
@@ -401,6 +402,17 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
         password,
         startTimeoutMs: processTimeout,
       });
+      // The guard proved live before anything is replayed: the plugin says it is loaded, from inside this
+      // opencode (its PID is the server's or a descendant's). Without that word, nothing is prompted.
+      const pid = await answers.live(Math.min(processTimeout, 30_000));
+      if (pid === undefined || !(pid === server.pid || descendants(server.pid).includes(pid))) {
+        const tail = server.stderrTail();
+        fail(
+          `opencode did not load the replay plugin (${pid === undefined ? 'no word from it' : `its word came from process ${pid}, not this opencode`}): nothing was replayed${tail ? `\n${tail}` : ''}`,
+        );
+        await server.close();
+        server = undefined;
+      }
     } catch (error) {
       if (!(error instanceof ServerStartError)) throw error;
       fail(error.message);

@@ -68,7 +68,7 @@ interface Exit {
 type Event = { type?: string; properties?: Record<string, unknown> };
 
 /** The PIDs under `root` (children first found, then theirs), from /proc. */
-function descendants(root: number): number[] {
+export function descendants(root: number): number[] {
   const children = new Map<number, number[]>();
   let names: string[] = [];
   try {
@@ -190,10 +190,12 @@ export class OpencodeServer {
     child.stdout?.resume();
     try {
       await server.subscribe();
+      // What `opencode run` asks first (for its share setting): it loads the instance, and with it the plugin.
+      await server.call('GET', '/config');
     } catch (error) {
       await server.close();
       throw new ServerStartError(
-        `opencode serve listens but its events cannot be read: ${(error as Error).message}${server.stderrTail() ? `\n${server.stderrTail()}` : ''}`,
+        `opencode serve listens but does not answer: ${(error as Error).message}${server.stderrTail() ? `\n${server.stderrTail()}` : ''}`,
       );
     }
     return server;
@@ -209,7 +211,7 @@ export class OpencodeServer {
     return this.exited;
   }
 
-  private async call(method: string, path: string, body?: unknown): Promise<unknown> {
+  async call(method: string, path: string, body?: unknown): Promise<unknown> {
     const response = await fetch(`${this.url}${path}`, {
       method,
       headers: { ...this.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
