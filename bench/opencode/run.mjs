@@ -312,8 +312,10 @@ function opencodeProcesses(run, binary) {
   return {
     runs: shaped,
     versionProbeMs: probes.map((p) => p.end - Math.min(p.start, p.firstSeen)),
+    // The watchdog opencode runs under (watch.sh and the `sleep 1` of its polling) is expected: not listed.
     others: processes
       .filter((p) => p.pid !== processes[0]?.pid && !isOpencode(p, binary))
+      .filter((p) => !p.argv.some((arg) => arg.endsWith('/watch.sh')) && p.argv.join(' ') !== 'sleep 1')
       .map((p) => p.argv.join(' ')),
   };
 }
