@@ -400,7 +400,8 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
         env: environment.env,
         directory: workspace,
         password,
-        startTimeoutMs: processTimeout,
+        // Start-up is seconds (about 5 on a quiet machine, 11 on one loaded 7-fold); a wedged one is not waited for.
+        startTimeoutMs: Math.min(processTimeout, 180_000),
       });
       // The guard proved live before anything is replayed: the plugin says it is loaded, from inside this
       // opencode (its PID is the server's or a descendant's). Without that word, nothing is prompted.
