@@ -41,6 +41,8 @@ const measure = join(repo, 'bench', 'ingest', 'measure.mjs');
 const sessionsDir = join(repo, 'sample-sessions', 'opencode');
 const MAIN_TITLE = 'Fix todos limit off-by-one';
 const BASELINE_TITLE = 'Greeting';
+/** The main session's user prompts (the per-prompt overhead divides by them). */
+const MAIN_PROMPTS = 3;
 
 const { values } = parseArgs({
   options: {
@@ -286,7 +288,8 @@ function opencodeProcesses(run, binary) {
   const { processes, pairs } = run.sampled;
   const ours = processes.filter((p) => p.pid !== processes[0]?.pid && isOpencode(p, binary));
   const probes = ours.filter((p) => p.argv.includes('--version'));
-  const runsOf = ours.filter((p) => p.argv[1] === 'run');
+  // `opencode run` (one per prompt, as the driver once did) or `opencode serve` (one per session).
+  const runsOf = ours.filter((p) => p.argv[1] === 'run' || p.argv[1] === 'serve');
   const shaped = runsOf.map((p) => {
     const spawned = Math.min(p.start, p.firstSeen);
     const mine = pairs.filter((pair) => pair.at >= spawned && pair.at <= p.end + interval);
@@ -303,13 +306,16 @@ function opencodeProcesses(run, binary) {
       tailMs: last ? p.end - last.at : undefined,
       peakRssKiB: p.hwmKiB,
       resumed: p.argv.includes('--session'),
+      server: p.argv[1] === 'serve',
     };
   });
   return {
     runs: shaped,
     versionProbeMs: probes.map((p) => p.end - Math.min(p.start, p.firstSeen)),
+    // The watchdog opencode runs under (watch.sh and the `sleep 1` of its polling) is expected: not listed.
     others: processes
       .filter((p) => p.pid !== processes[0]?.pid && !isOpencode(p, binary))
+      .filter((p) => !p.argv.some((arg) => arg.endsWith('/watch.sh')) && p.argv.join(' ') !== 'sleep 1')
       .map((p) => p.argv.join(' ')),
   };
 }
@@ -414,6 +420,7 @@ function summarize({ builtin, opencode, baseline, versions, startups }) {
   const steps = oMid.report.turnsDone;
   const calls = oMid.callsMade;
   const processes = oMid.opencode.runs.length;
+  const prompts = MAIN_PROMPTS;
   const per = (f, n) => spread(opencode.map((o, i) => (f(o) - f(builtin[i])) / n));
   const allProcesses = opencode.flatMap((o) => o.opencode.runs);
   const byPosition = oMid.opencode.runs.map((_, i) =>
@@ -427,7 +434,7 @@ function summarize({ builtin, opencode, baseline, versions, startups }) {
     seconds: r.seconds,
   }));
   return {
-    session: { steps, calls, processes, recordedTurns: bMid.report.turnsDone },
+    session: { steps, calls, processes, prompts, recordedTurns: bMid.report.turnsDone },
     nodeStartupMs: spread(startups.map((s) => s * 1000)),
     version: {
       ms: spread(versions.map(ms)),
@@ -471,6 +478,7 @@ function summarize({ builtin, opencode, baseline, versions, startups }) {
         steps: p.steps,
         calls: p.calls,
         resumed: p.resumed,
+        server: p.server,
         ms: position(i, (q) => q.ms),
         startupMs: position(i, (q) => q.startupMs),
         workMs: position(i, (q) => q.workMs),
@@ -490,6 +498,16 @@ function summarize({ builtin, opencode, baseline, versions, startups }) {
       loopPerCallMs: per(loopMs, calls),
       loopPerStepMs: per(loopMs, steps),
       ratio: spread(opencode.map((o, i) => ms(o) / ms(builtin[i]))),
+      // The whole session's overhead against opencode's own start-up in the same run: the baseline replay's one
+      // opencode process, spawn to exit (it starts, sends one request, which is refused, and is stopped).
+      perSessionMs: per(ms, 1),
+      perPromptMs: per(ms, prompts),
+      startupMs: spread(baseline.map((r) => r.opencode.runs[0]?.ms).filter((v) => v !== undefined)),
+      perSessionOverStartup: spread(
+        opencode
+          .map((o, i) => (ms(o) - ms(builtin[i])) / baseline[i]?.opencode.runs[0]?.ms)
+          .filter(Number.isFinite),
+      ),
     },
     sampler: {
       ticks: sampler.reduce((s, r) => s + r.ticks, 0),
@@ -531,6 +549,13 @@ function render(report) {
     ['per tool call, run loop only (ms)', range(f.overhead.loopPerCallMs, (v) => fixed(v, 0))],
     ['per model step, run loop only (ms)', range(f.overhead.loopPerStepMs, (v) => fixed(v, 0))],
     ['opencode ÷ builtin, wall', range(f.overhead.ratio, (v) => `${fixed(v, 1)}×`)],
+    ['per session (s)', range(f.overhead.perSessionMs, s2)],
+    [`per prompt (÷ ${f.session.prompts}) (s)`, range(f.overhead.perPromptMs, s2)],
+    [
+      "opencode's own start-up: the baseline's opencode process, spawn to exit (s)",
+      range(f.overhead.startupMs, s2),
+    ],
+    ['per session ÷ that start-up', range(f.overhead.perSessionOverStartup, (v) => `${fixed(v, 2)}×`)],
   ]);
   const procRows = [
     [
@@ -544,7 +569,7 @@ function render(report) {
       'peak RSS (MiB)',
     ],
     ...o.perProcess.map((p, i) => [
-      `${i + 1}${p.resumed ? ' (--session)' : ''}`,
+      `${i + 1}${p.resumed ? ' (--session)' : ''}${p.server ? ' (serve)' : ''}`,
       String(p.steps),
       String(p.calls),
       range(p.ms, s2),

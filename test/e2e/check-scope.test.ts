@@ -166,7 +166,7 @@ describe('recorded cwds too broad to walk', () => {
 });
 
 // The agent driver: the real opencode binary, its model the session's own recorded turns (no server), the
-// sample's subagent session (two turns, one opencode run) in a workspace made here.
+// sample's subagent session (two turns, one opencode process) in a workspace made here.
 const viewAvailable = probeView().probe.available;
 let opencodeDb: string;
 let sessionId: string;
@@ -184,7 +184,8 @@ function wrapper(ws: string, before: string): string {
   agentBinary = join(base, 'opencode-wrapper');
   writeFileSync(
     agentBinary,
-    `#!/bin/sh\nif [ "$1" = run ] && [ -f "$PWD.before" ]; then . "$PWD.before"; fi\nexec ${opencodeBinary()} "$@"\n`,
+    // `run` or `serve`: whichever way the driver starts opencode.
+    `#!/bin/sh\ncase "$1" in run|serve) if [ -f "$PWD.before" ]; then . "$PWD.before"; fi;; esac\nexec ${opencodeBinary()} "$@"\n`,
   );
   chmodSync(agentBinary, 0o755);
   return agentBinary;

@@ -193,7 +193,8 @@ function intruder(): string {
   const path = join(dir.path, 'opencode-intruder');
   writeFileSync(
     path,
-    `#!/bin/sh\nif [ "$1" = run ]; then echo intruder > "$PWD/intruder.txt" 2>/dev/null || echo "write refused" >&2; fi\nexec ${opencodeBinary()} "$@"\n`,
+    // On every start of opencode, whichever way the driver starts it (`opencode run`, or `opencode serve`).
+    `#!/bin/sh\ncase "$1" in run|serve) echo intruder > "$PWD/intruder.txt" 2>/dev/null || echo "write refused" >&2;; esac\nexec ${opencodeBinary()} "$@"\n`,
   );
   chmodSync(path, 0o755);
   return path;

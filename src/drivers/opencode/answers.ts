@@ -62,6 +62,11 @@ export interface AnswerServer {
   refused: { host: number; secret: number; route: number };
   /** Every call asked, in order. */
   asked: Asked[];
+  /**
+   * The plugin's word that it is loaded (its `POST /live` at start-up, with the PID of the opencode process it
+   * runs in): resolves with that PID, or undefined when none came within `timeoutMs`.
+   */
+  live(timeoutMs: number): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
@@ -99,10 +104,29 @@ export async function startAnswerServer(
 ): Promise<AnswerServer> {
   const asked: Asked[] = [];
   const limit = options.maxBodyBytes ?? 16 * 1024 * 1024;
+  let announced: (pid: number) => void = () => {};
+  const liveness = new Promise<number>((resolve) => {
+    announced = resolve;
+  });
 
-  // Only POST /answer reaches this (the gate answers anything else).
+  // Only POST /answer and POST /live reach this (the gate answers anything else).
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
+    if ((req.url ?? '').split('?')[0] === '/live') {
+      let pid: unknown;
+      try {
+        pid = (JSON.parse((await readBody(req, 4096)).toString('utf8')) as { pid?: unknown }).pid;
+      } catch {
+        // Not JSON: refused below.
+      }
+      if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) {
+        sendJson(res, 400, { error: 'expected {pid}' });
+        return;
+      }
+      announced(pid);
+      sendJson(res, 200, {});
+      return;
+    }
     const request = parseRequest((await readBody(req, limit)).toString('utf8'));
     if (!request) {
       sendJson(res, 400, { error: 'expected {tool, args, callID, sessionID}' });
@@ -124,7 +148,10 @@ export async function startAnswerServer(
     },
     {
       secret: options.secret,
-      routes: [{ method: 'POST', path: '/answer' }],
+      routes: [
+        { method: 'POST', path: '/answer' },
+        { method: 'POST', path: '/live' },
+      ],
       ...(options.socket ? { socket: options.socket } : {}),
     },
   );
@@ -134,6 +161,11 @@ export async function startAnswerServer(
     ...(served.socket !== undefined ? { socket: served.socket } : {}),
     refused: served.refused,
     asked,
+    live: (timeoutMs) =>
+      Promise.race([
+        liveness,
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), timeoutMs).unref()),
+      ]),
     close: () => served.close(),
   };
 }

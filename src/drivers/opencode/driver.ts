@@ -1,11 +1,11 @@
 // `replay --agent opencode`: the real opencode binary drives each session, from the first recorded user message
 // on. Its every tool is our override, answered by the short-circuit over loopback (answers.ts); its model calls
 // go through our recording proxy (proxy.ts) to the real model, or to the session's own recorded turns
-// (recorded.ts), and each agent step becomes a pair. Later user messages go in with `--session <id>` once the
-// previous `opencode run` has exited and the proxy has delivered its last answer.
+// (recorded.ts), and each agent step becomes a pair. One opencode process per session (server.ts): each user
+// message is a prompt to it in the same opencode session, sent once the previous one is idle and the proxy has
+// delivered its last answer.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import type { ToolResult } from '../../model/session.js';
 import { turns } from '../../model/turns.js';
 import { assistantMessage, type ChatMessage, type ChatToolCall } from '../../replay/chat.js';
@@ -31,17 +31,18 @@ import {
   endUnreplayed,
   failTurn,
   forEachSession,
-  jsonEvents,
   recordStep,
   unusableWorkspace,
   usableWorkspace,
 } from '../common/sessions.js';
+import { watchdogScript } from '../common/watchdog.js';
 import { type AnswerServer, type AnswerSource, startAnswerServer } from './answers.js';
 import { makePrivateTree, prepareEnvironment } from './environment.js';
 import { opencodeCall, type RecordedName, recordedNames } from './mapping.js';
 import { orphanExitCode } from './plugin.js';
 import { type Exchange, pairFromExchange, type RecordingProxy, startRecordingProxy } from './proxy.js';
 import { exhaustedMessage, type RecordedModel, startRecordedModel } from './recorded.js';
+import { descendants, OpencodeServer, ServerStartError } from './server.js';
 
 type Assistant = Extract<ChatMessage, { role: 'assistant' }>;
 
@@ -59,7 +60,7 @@ export interface OpencodeReplay {
   runs: RunStore;
   sessionIds: readonly string[];
   writer: PairsWriter;
-  /** Sessions at once (each its own opencode process, proxy and answer server). */
+  /** Sessions at once (each its own opencode server, proxy and answer server). */
   concurrency: number;
   onMiss: 'error' | 'stop';
   /** Model calls allowed per session, as a multiple of the original's turns. */
@@ -265,6 +266,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
   let proxy: RecordingProxy | undefined;
   let answers: AnswerServer | undefined;
   let environment: ReturnType<typeof prepareEnvironment> | undefined;
+  let server: OpencodeServer | undefined;
   // This session's servers answer only requests carrying this secret (loopback.ts): opencode's provider key
   // for the proxy, the plugin's key for the answer server, the proxy's key for the recorded model.
   const secret = newSecret();
@@ -349,47 +351,92 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
       },
       parentPid: process.pid,
       ...(run.limit ? { limit: run.limit } : {}),
-      ...(run.tools ? { plugin: { tools: run.tools } } : {}),
+      // The plugin says it is loaded: nothing is prompted before it has (below).
+      plugin: { ...(run.tools ? { tools: run.tools } : {}), announce: true },
     });
 
+    // One opencode for the whole session: a server (server.ts) that takes every prompt, as `opencode run` would
+    // one at a time. It runs under the watchdog: should this process die without cleaning up, opencode goes too.
+    const watchdog = join(root, 'watch.sh');
+    writeFileSync(watchdog, watchdogScript(), { mode: 0o700 });
+    const watched = [
+      watchdog,
+      String(process.pid),
+      run.binary,
+      'serve',
+      '--hostname',
+      '127.0.0.1',
+      '--port',
+      '0',
+    ];
+    const argv = run.sandbox
+      ? sandboxed(watched, {
+          readOnly: [...new Set([workspace, ...run.sandbox.readOnly])],
+          writable: [environment.root],
+          network: true,
+          cwd: workspace,
+          ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
+        })
+      : run.view
+        ? run.view.wrap(watched, session.id, workspace)
+        : watched;
+    // opencode's own basic auth on its API (which could run a shell): a password of this session's, held here.
+    const password = newSecret();
+    const fail = (why: string): void => {
+      // opencode's output is printed and stored: the secrets are taken out (it may echo a request).
+      failTurn(
+        run,
+        session.id,
+        steps + 1,
+        originals[steps]?.tool_calls?.length ?? 0,
+        redact(redact(why, secret), password),
+      );
+      status = 'failed';
+    };
+    try {
+      server = await OpencodeServer.start({
+        argv,
+        cwd: workspace,
+        env: environment.env,
+        directory: workspace,
+        password,
+        // Start-up is seconds (about 5 on a quiet machine, 11 on one loaded 7-fold); a wedged one is not waited for.
+        startTimeoutMs: Math.min(processTimeout, 180_000),
+      });
+      // The guard proved live before anything is replayed: the plugin says it is loaded, from inside this
+      // opencode (its PID is the server's or a descendant's). Without that word, nothing is prompted.
+      const pid = await answers.live(Math.min(processTimeout, 30_000));
+      if (pid === undefined || !(pid === server.pid || descendants(server.pid).includes(pid))) {
+        const tail = server.stderrTail();
+        fail(
+          `opencode did not load the replay plugin (${pid === undefined ? 'no word from it' : `its word came from process ${pid}, not this opencode`}): nothing was replayed${tail ? `\n${tail}` : ''}`,
+        );
+        await server.close();
+        server = undefined;
+      }
+    } catch (error) {
+      if (!(error instanceof ServerStartError)) throw error;
+      fail(error.message);
+    }
+
     let opencodeSession: string | undefined;
-    for (const [index, prompt] of prompts.entries()) {
+    for (const [index, prompt] of server ? prompts.entries() : []) {
       current = prompt;
       inPrompt = 0;
       served = 0;
       const refusedBefore = recorded?.exhausted() ?? 0;
-      const args = ['run', '--format', 'json', '--model', `replay/${modelId}`];
-      for (const file of attach(environment.root, index, prompt.images ?? [])) args.push('--file', file);
-      if (opencodeSession) args.push('--session', opencodeSession);
-      // The recorded title: opencode then has no title to ask the model for (a call the user would pay for).
-      else if (session.title) args.push('--title', session.title);
-      const argv = run.sandbox
-        ? sandboxed([run.binary, ...args], {
-            readOnly: [...new Set([workspace, ...run.sandbox.readOnly])],
-            writable: [environment.root],
-            network: true,
-            cwd: workspace,
-            ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
-          })
-        : run.view
-          ? run.view.wrap([run.binary, ...args], session.id, workspace)
-          : [run.binary, ...args];
-      const child = await execa(argv[0] as string, argv.slice(1), {
-        cwd: workspace,
-        env: environment.env,
-        extendEnv: false,
-        input: prompt.text,
-        reject: false,
-        timeout: processTimeout,
-        forceKillAfterDelay: 2_000,
-        maxBuffer: 256 * 1024 * 1024,
+      const outcome = await (server as OpencodeServer).prompt({
+        ...(opencodeSession ? { sessionID: opencodeSession } : {}),
+        // The recorded title: opencode then has no title to ask the model for (a call the user would pay for).
+        ...(session.title ? { title: session.title } : {}),
+        text: prompt.text,
+        files: attach(environment.root, index, prompt.images ?? []),
+        model: { providerID: 'replay', modelID: modelId },
+        timeoutMs: processTimeout,
       });
-      // Its last answer may still be on the wire to a process that is gone; wait until the proxy is done.
+      // Its last answer may still be on the wire; wait until the proxy is done.
       await proxy.idle();
-      const events = jsonEvents(String(child.stdout ?? ''));
-      opencodeSession ??= events.find((event) => typeof event.sessionID === 'string')?.sessionID as
-        | string
-        | undefined;
+      opencodeSession ??= outcome.sessionID;
       if (proxy.handlerErrors.length > 0) throw proxy.handlerErrors[0];
       if (stopped) {
         status = 'diverged';
@@ -399,38 +446,41 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
         run.onNote?.(`${session.id.slice(0, 12)}: stopped at the budget of ${budget} model calls`);
         break;
       }
-      const failed = child.exitCode !== 0 || lastError !== undefined || !opencodeSession;
+      const failed =
+        outcome.failure !== undefined ||
+        outcome.errors.length > 0 ||
+        lastError !== undefined ||
+        !opencodeSession;
       // `--model recorded` ran out of this prompt's turns: opencode stops with an error, the prompt is over.
       const ranOut =
-        recorded !== undefined && recorded.exhausted() > refusedBefore && lastError === undefined;
+        recorded !== undefined &&
+        recorded.exhausted() > refusedBefore &&
+        lastError === undefined &&
+        outcome.failure === undefined;
       if (failed && !ranOut) {
-        const said = events
-          .filter((event) => event.type === 'error')
-          .map((event) => JSON.stringify(event.error ?? event))
-          .join('; ');
-        const tail = String(child.stderr ?? '')
-          .trim()
-          .split('\n')
-          .slice(-5)
-          .join('\n');
-        // opencode's events and stderr are printed and stored: the secret is taken out (it may echo a request).
-        const why = redact(
+        const said = outcome.errors.map((error) => JSON.stringify(error)).join('; ');
+        const tail = (server as OpencodeServer).stderrTail();
+        const failure = outcome.failure;
+        fail(
           lastError ??
-            (child.exitCode === orphanExitCode
-              ? 'opencode stopped: the replay process was gone'
-              : child.timedOut
+            (failure?.kind === 'exited'
+              ? failure.code === orphanExitCode
+                ? 'opencode stopped: the replay process was gone'
+                : `opencode exited with ${failure.code ?? failure.signal}${tail ? `\n${tail}` : ''}`
+              : failure?.kind === 'timeout'
                 ? `opencode did not finish within ${Math.round(processTimeout / 1000)} s`
-                : `opencode exited with ${child.exitCode ?? child.signal}${said ? `: ${said}` : ''}${tail ? `\n${tail}` : ''}`),
-          secret,
+                : failure?.kind === 'api'
+                  ? `opencode refused the prompt: ${failure.detail}`
+                  : `opencode failed${said ? `: ${said}` : ''}${tail ? `\n${tail}` : ''}`),
         );
-        failTurn(run, session.id, steps + 1, originals[steps]?.tool_calls?.length ?? 0, why);
-        status = 'failed';
         break;
       }
     }
     run.runs.setSessionStatus(run.runId, session.id, status);
     run.onSession?.({ sessionId: session.id, status });
   } finally {
+    // opencode first, by its PID (and its descendants'): nothing of it outlives the session.
+    await server?.close();
     await proxy?.close();
     await answers?.close();
     await recorded?.close();

@@ -88,6 +88,11 @@ export interface PluginOptions {
   timeoutMs?: number;
   /** How long an override's definition waits for the built-in's to copy from (ms); default 5 s. */
   definitionWaitMs?: number;
+  /**
+   * Say the plugin is loaded at start-up (`POST /live` to the answer server, with opencode's PID): the driver
+   * prompts nothing before it has heard it. Default: off.
+   */
+  announce?: boolean;
 }
 
 /** The plugin's source text, to be written as `<config dir>/plugins/<pluginFileName>`. */
@@ -105,6 +110,7 @@ export function pluginSource(options: PluginOptions = {}): string {
     marker: overrideMarker,
     timeoutMs: options.timeoutMs ?? 30_000,
     definitionWaitMs: options.definitionWaitMs ?? 5_000,
+    announce: options.announce ?? false,
   };
   return `// Written by replay-history: answers every tool call from a recording. Do not edit.
 const settings = ${JSON.stringify(settings, null, 2)};
@@ -182,8 +188,28 @@ function watchParent() {
   timer.unref?.();
 }
 
+/**
+ * Tells the answer server this plugin is loaded, with the PID of the opencode it runs in: the driver sends no
+ * prompt before it has heard this. A failure is only logged: the driver then refuses to replay.
+ */
+function announce() {
+  const url = process.env[settings.urlEnv];
+  if (!settings.announce || !url) return;
+  const socket = process.env[settings.socketEnv];
+  fetch(url.replace(/\/answer$/, '/live'), {
+    method: 'POST',
+    ...(socket ? { unix: socket } : {}),
+    headers: { 'content-type': 'application/json', authorization: 'Bearer ' + settings.secret },
+    body: JSON.stringify({ pid: process.pid }),
+    signal: AbortSignal.timeout(settings.timeoutMs),
+  }).catch((error) => {
+    process.stderr.write('replay-history: could not say the plugin is loaded (' + String(error?.message ?? error) + ')\n');
+  });
+}
+
 export const ReplayHistoryOverrides = async () => {
   watchParent();
+  announce();
   // The last definition seen per built-in, and who waits for one that has not arrived yet.
   const builtins = new Map();
   const waiting = new Map();
