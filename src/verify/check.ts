@@ -83,6 +83,12 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** Entries walked between two yields. */
 const yieldEvery = 2000;
+/**
+ * When the worker threads pay for their start: trees of `entries` entries or more are walked on them (the size is
+ * the hash cache's, or the first manifest's), and `files` files or more to hash are hashed on them. Tests lower
+ * them to check the pool on small trees.
+ */
+export const poolFrom = { entries: 20_000, files: 2_000 };
 
 /** Whether a sorted list of entries holds `path` (binary search in `comparePaths` order). */
 function holds(sorted: readonly Rec[], path: string): boolean {
@@ -123,8 +129,8 @@ export class Checker {
     private readonly gaps: Report['gaps'],
     private readonly startedAt: string,
     private readonly ownCache: boolean,
-    /** Worker threads for the walks and the hashing, or undefined: all on this thread. */
-    private pool: WalkPool | undefined,
+    /** Worker threads allowed (0: all on this thread). */
+    private readonly threads: number,
     private readonly progress?: CheckOptions['progress'],
   ) {}
 
@@ -151,7 +157,6 @@ export class Checker {
     const startedAt = new Date().toISOString();
 
     const threads = options.threads ?? poolSize();
-    const pool = threads > 0 ? WalkPool.open(excluded, threads) : undefined;
     // The watcher first. Its watches are added by its own thread while the first manifest is taken, and are all
     // in place before `start` returns: whatever the checked command does is seen by both.
     const { watcher, ready } =
@@ -178,7 +183,7 @@ export class Checker {
       [],
       startedAt,
       ownCache,
-      pool,
+      threads,
       options.progress,
     );
     try {
@@ -191,6 +196,18 @@ export class Checker {
     }
     await ready;
     return checker;
+  }
+
+  /** Worker threads for the walks and the hashing, while they pay for their start (see `usePool`). */
+  private pool: WalkPool | undefined;
+
+  /**
+   * Opens the pool if there is enough to share out (see `poolFrom`): starting the workers costs tens of
+   * milliseconds, more than a small tree's walk.
+   */
+  private usePool(entries: number, files = 0): void {
+    if (this.pool || this.threads === 0 || (entries < poolFrom.entries && files < poolFrom.files)) return;
+    this.pool = WalkPool.open(this.excluded, this.threads);
   }
 
   private closePool(): void {
@@ -234,6 +251,9 @@ export class Checker {
     const started = performance.now();
     for (const path of this.excluded) this.excludedBefore.set(path, identity(path));
     const cache = HashCache.read(this.cacheFile, this.roots);
+    // A tree the cache says is large is walked on the workers; without a cache, on this thread (the hashing that
+    // follows, of every file, goes to the workers if there are many).
+    this.usePool(cache?.size ?? 0);
     const before = await this.walkAll('before');
     const unhashed: Rec[] = [];
     for (const [rec, root] of rootIndexes(this.roots, before)) {
@@ -244,7 +264,10 @@ export class Checker {
         this.counts.cached++;
       } else unhashed.push(rec);
     }
+    this.usePool(0, unhashed.length);
     await this.hashAll(unhashed);
+    // Kept for the second walk if the tree is large, else closed (not held while the command runs).
+    if (before.length < poolFrom.entries) this.closePool();
     this.before = before;
     this.cacheExact = cache !== undefined && this.counts.hashed === 0 && this.counts.cached === cache.size;
     this.counts.before = before.length;
@@ -279,6 +302,7 @@ export class Checker {
         else unhashed.push(rec);
       }
     }
+    this.usePool(0, unhashed.length);
     await this.hashAll(unhashed);
     this.closePool();
     for (let n = 0; n < after.length; n++) {
