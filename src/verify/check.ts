@@ -1,5 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { HashCache, rootIndexes, writeHashCache } from './cache.js';
@@ -250,10 +259,11 @@ export class Checker {
   private async takeBefore(): Promise<void> {
     const started = performance.now();
     for (const path of this.excluded) this.excludedBefore.set(path, identity(path));
-    const cache = HashCache.read(this.cacheFile, this.roots);
     // A tree the cache says is large is walked on the workers; without a cache, on this thread (the hashing that
-    // follows, of every file, goes to the workers if there are many).
-    this.usePool(cache?.size ?? 0);
+    // follows, of every file, goes to the workers if there are many). The workers start while the cache is read:
+    // its size tells the number of files near enough (over 100 bytes each).
+    this.usePool(cacheBytes(this.cacheFile) / 100);
+    const cache = HashCache.read(this.cacheFile, this.roots);
     const before = await this.walkAll('before');
     const unhashed: Rec[] = [];
     for (const [rec, root] of rootIndexes(this.roots, before)) {
@@ -328,12 +338,12 @@ export class Checker {
     this.counts.afterMs = performance.now() - started;
 
     await settling;
-    // Stopping takes over 100 ms on a large tree, in the watcher's thread: the cache is written meanwhile.
+    // Stopping takes over 100 ms on a large tree, in the watcher's thread: the cache is written and the report
+    // made meanwhile, from what the watcher had seen when it settled (nothing after that can be the command's).
     const stopping = this.watcher.stop();
     const writing = performance.now();
     if (!unchanged) writeHashCache(this.cacheFile, this.tempFile, this.roots, after);
     this.counts.afterMs += performance.now() - writing;
-    await stopping;
     changes.push(...pairRenames(gone.map(toEntry), appeared.map(toEntry)));
 
     // What the watcher saw of paths in neither manifest: made and removed within the run.
@@ -367,6 +377,7 @@ export class Checker {
     }
     this.before = [];
     if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
+    await stopping;
 
     return {
       clean: settled.length === 0,
@@ -394,6 +405,14 @@ export class Checker {
     for (const excluded of this.excluded)
       if (path === excluded || path.startsWith(`${excluded}/`)) return true;
     return false;
+  }
+}
+
+function cacheBytes(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
   }
 }
 
