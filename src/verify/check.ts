@@ -161,7 +161,9 @@ export class Checker {
       .update(JSON.stringify({ roots, excluded: [...excluded].sort() }))
       .digest('hex')
       .slice(0, 16);
-    const cacheFile = join(cacheDir, `${key}.jsonl`);
+    const cacheFile = join(cacheDir, `${key}.hashes`);
+    // What the checker wrote before the hashes had a format of their own (one JSON object per entry): unused.
+    rmSync(join(cacheDir, `${key}.jsonl`), { force: true });
     const tempFile = join(cacheDir, `${key}.${process.pid}.${randomBytes(4).toString('hex')}.after`);
     const startedAt = new Date().toISOString();
 
@@ -285,6 +287,20 @@ export class Checker {
   }
 
   async finish(): Promise<Report> {
+    try {
+      return await this.compareAfter();
+    } catch (error) {
+      // No verdict (a worker failed, the roots vanished): nothing is left running or behind, and the caller
+      // reports the error rather than a clean tree.
+      this.closePool();
+      await this.watcher.stop();
+      this.before = [];
+      if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  private async compareAfter(): Promise<Report> {
     // The watcher settles while the second manifest is taken: the walk makes no events, and yields often enough
     // for the watcher's batches to be recorded when they come.
     const settling = this.watcher.settle(150, 2000, Date.now());

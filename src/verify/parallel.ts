@@ -208,6 +208,8 @@ export class WalkPool {
     const at = jobs.findIndex((job) => job.id === message.id);
     if (at < 0) return;
     const [job] = jobs.splice(at, 1);
+    // Idle, it does not keep the process alive (the checker waits for the command meanwhile).
+    if (jobs.length === 0) this.workers[index]?.unref();
     job?.resolve(message);
   }
 
@@ -228,8 +230,11 @@ export class WalkPool {
 
   private send(index: number, message: object, done: (answer: unknown) => void): void {
     const id = this.nextId++;
+    const worker = this.workers[index] as Worker;
+    // Working, it does: nothing else may be keeping the event loop alive while the answer is awaited.
+    worker.ref();
     (this.busy[index] as Job[]).push({ id, resolve: done });
-    (this.workers[index] as Worker).postMessage({ id, ...message });
+    worker.postMessage({ id, ...message });
   }
 
   /**

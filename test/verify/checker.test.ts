@@ -6,6 +6,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -363,14 +364,16 @@ describe('Checker without a watcher (--no-watcher)', () => {
 });
 
 describe('Checker hash cache', () => {
-  const cacheFiles = () => readdirSync(cache).filter((name) => name.endsWith('.jsonl'));
+  const cacheFiles = () => readdirSync(cache);
 
   it('ignores a cache written in the older format (one JSON object per entry) and replaces it', async () => {
     await new Promise((resolve) => setTimeout(resolve, 2100));
     const first = await check('true');
     expect(first.manifest).toMatchObject({ cached: 0, hashed: 4 });
     const [name] = cacheFiles();
+    expect(name).toMatch(/^[0-9a-f]{16}\.hashes$/);
     const file = join(cache, name as string);
+    const older = file.replace(/\.hashes$/, '.jsonl');
     // What the checker before this format wrote: every entry, absolute paths, a hash that is now wrong.
     const old = statSync(at('a.txt'), { bigint: true });
     const line = {
@@ -388,12 +391,18 @@ describe('Checker hash cache', () => {
       nlink: 1,
       hash: '0'.repeat(64),
     };
-    writeFileSync(file, `${JSON.stringify(line)}\n`);
+    rmSync(file);
+    writeFileSync(older, `${JSON.stringify(line)}\n`);
     const second = await check("printf 'HELLO\\n' > a.txt");
     expect(second.manifest).toMatchObject({ cached: 0, hashed: 5 });
     expect(summary(second)).toEqual([['modified', 'a.txt']]);
-    expect(readFileSync(file, 'utf8').split('\n')[0]).toContain('"format":"replay-history.hash-cache/v2"');
-    expect(cacheFiles()).toEqual([name]);
+    expect(cacheFiles()).toEqual([name]); // the older cache removed, the new one written
+    expect(readFileSync(file, 'latin1').split('\n')[0]).toContain('"format":"replay-history.hash-cache/v2"');
+    // The older form under the new name is not taken for a cache either.
+    writeFileSync(file, `${JSON.stringify({ ...line, path: at('b.txt') })}\n`);
+    const third = await check('true');
+    expect(third.manifest).toMatchObject({ cached: 0, hashed: 4 });
+    expect(third.changes).toEqual([]);
   });
 
   it('ignores a cache cut short, and hashes every file again', async () => {
