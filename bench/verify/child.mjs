@@ -4,7 +4,7 @@
 // and finish, as a command under `verify` would), finishes, and prints its own figures as one JSON line. Run it
 // through bench/ingest/measure.mjs, which writes the process's peak RSS and CPU time to BENCH_RSS_FILE:
 //
-//   node bench/ingest/measure.mjs bench/verify/child.mjs --root DIR --cache-dir DIR [--change-list FILE]
+//   node bench/ingest/measure.mjs bench/verify/child.mjs --root DIR --cache-dir DIR [--change-list FILE] [--no-watcher]
 //   node bench/ingest/measure.mjs bench/verify/child.mjs --load-only      (load the modules, nothing else)
 //
 // @parcel/watcher is imported before the checker starts, and timed on its own: the checker imports it lazily
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     'cache-dir': { type: 'string' },
     'change-list': { type: 'string' },
     'load-only': { type: 'boolean', default: false },
+    'no-watcher': { type: 'boolean', default: false },
   },
 });
 if (!values['load-only'] && (!values.root || !values['cache-dir'])) {
@@ -44,7 +45,11 @@ if (!values['load-only']) {
     ? readFileSync(values['change-list'], 'utf8').split('\n').filter(Boolean)
     : [];
   t = performance.now();
-  const checker = await Checker.start({ roots: [values.root], cacheDir: values['cache-dir'] });
+  const checker = await Checker.start({
+    roots: [values.root],
+    cacheDir: values['cache-dir'],
+    ...(values['no-watcher'] ? { watch: false } : {}),
+  });
   out.startMs = performance.now() - t;
   out.rssStartedMiB = rssMiB();
 

@@ -6,15 +6,16 @@ import {
   mkdtempSync,
   readdirSync,
   realpathSync,
-  renameSync,
   rmSync,
   statSync,
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { HashCache, rootIndexes, writeHashCache } from './cache.js';
 import { type Change, compare, pairRenames, settle } from './diff.js';
-import { comparePaths, type Entry, parentOf, sameStat } from './entry.js';
-import { hashFile, ManifestWriter, mergeSorted, readManifest, SortedLookup, walk } from './manifest.js';
+import { comparePaths, parentOf } from './entry.js';
+import { hashFile, type Rec, records, sameRec, sameStatRec, toEntry } from './manifest.js';
+import { poolSize, WalkPool } from './parallel.js';
 import { Watcher, type WatcherStatus } from './watcher.js';
 
 export interface CheckOptions {
@@ -24,6 +25,13 @@ export interface CheckOptions {
   exclude?: readonly string[];
   /** Where manifests are kept between runs, so unchanged files are not hashed again. */
   cacheDir?: string;
+  /**
+   * false: no file-system watcher (--no-watch). The manifests still give the whole verdict; only the times of
+   * changes and the names of files made and removed within the run are lost (their directory is still reported).
+   */
+  watch?: boolean;
+  /** Worker threads for the walks and the hashing (default: one per core, at most 4); 0: all on this thread. */
+  threads?: number;
   /** Called every few thousand entries while a manifest is taken. */
   progress?: (phase: 'before' | 'after', entries: number) => void;
 }
@@ -80,18 +88,44 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(cache, 'replay-history', 'manifests');
 }
 
-/** A cached hash is not trusted for a file changed within this long of the cache being written (racy-git). */
-const racyNs = 2_000_000_000n;
+/** Lets timers and the watcher's callbacks run while a walk holds the thread. */
+const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Entries walked between two yields. */
+const yieldEvery = 2000;
+/**
+ * When the worker threads pay for their start: trees of `entries` entries or more are walked on them (the size is
+ * the hash cache's, or the first manifest's), and `files` files or more to hash are hashed on them. Tests lower
+ * them to check the pool on small trees.
+ */
+export const poolFrom = { entries: 20_000, files: 2_000 };
+
+/** Whether a sorted list of entries holds `path` (binary search in `comparePaths` order). */
+function holds(sorted: readonly Rec[], path: string): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const order = comparePaths((sorted[mid] as Rec).path, path);
+    if (order === 0) return true;
+    if (order < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
 
 /**
- * The side-effect checker. `start` sets up the watcher and then takes the first manifest; `finish` waits for
- * the watcher to settle, takes the second manifest while comparing it with the first, and reports every
- * difference with the layers that saw it. The manifest is the verdict; the watcher only adds when, and what came
- * and went in between.
+ * The side-effect checker. `start` sets up the watcher and, while its watches are being added, takes the first
+ * manifest (in memory); `finish` takes the second manifest, comparing it entry by entry with the first, while the
+ * watcher settles, and reports every difference with the layers that saw it. The manifest is the verdict; the
+ * watcher only adds when, and what came and went in between.
  */
 export class Checker {
   /** The identity of each excluded path when the run started (see `identity`). */
   private readonly excludedBefore = new Map<string, string>();
+  /** The first manifest, in walk order. */
+  private before: Rec[] = [];
+  /** The cache was read, every file of the first manifest took its hash from it, and it holds nothing else. */
+  private cacheExact = false;
 
   private constructor(
     private readonly roots: string[],
@@ -99,11 +133,13 @@ export class Checker {
     private readonly watcher: Watcher,
     private readonly cacheDir: string,
     private readonly cacheFile: string,
-    private readonly beforeFile: string,
+    private readonly tempFile: string,
     private readonly counts: Report['manifest'],
     private readonly gaps: Report['gaps'],
     private readonly startedAt: string,
     private readonly ownCache: boolean,
+    /** Worker threads allowed (0: all on this thread). */
+    private readonly threads: number,
     private readonly progress?: CheckOptions['progress'],
   ) {}
 
@@ -125,12 +161,19 @@ export class Checker {
       .update(JSON.stringify({ roots, excluded: [...excluded].sort() }))
       .digest('hex')
       .slice(0, 16);
-    const cacheFile = join(cacheDir, `${key}.jsonl`);
-    const beforeFile = join(cacheDir, `${key}.${process.pid}.${randomBytes(4).toString('hex')}.before`);
+    const cacheFile = join(cacheDir, `${key}.hashes`);
+    // What the checker wrote before the hashes had a format of their own (one JSON object per entry): unused.
+    rmSync(join(cacheDir, `${key}.jsonl`), { force: true });
+    const tempFile = join(cacheDir, `${key}.${process.pid}.${randomBytes(4).toString('hex')}.after`);
     const startedAt = new Date().toISOString();
 
-    // The watcher first: whatever happens after the first manifest starts is then seen by both.
-    const watcher = await Watcher.start(roots, [...excluded]);
+    const threads = options.threads ?? poolSize();
+    // The watcher first. Its watches are added by its own thread while the first manifest is taken, and are all
+    // in place before `start` returns: whatever the checked command does is seen by both.
+    const { watcher, ready } =
+      options.watch === false
+        ? { watcher: Watcher.off(), ready: Promise.resolve() }
+        : await Watcher.start(roots, [...excluded]);
     const counts: Report['manifest'] = {
       before: 0,
       after: 0,
@@ -146,108 +189,182 @@ export class Checker {
       watcher,
       cacheDir,
       cacheFile,
-      beforeFile,
+      tempFile,
       counts,
       [],
       startedAt,
       ownCache,
+      threads,
       options.progress,
     );
     try {
-      checker.takeBefore();
+      await checker.takeBefore();
     } catch (error) {
+      checker.closePool();
+      await ready;
       await watcher.stop();
-      rmSync(beforeFile, { force: true });
       throw error;
     }
+    await ready;
     return checker;
   }
 
-  private hash(entry: Entry): void {
-    const { hash, error } = hashFile(entry.path);
-    if (hash) {
-      entry.hash = hash;
-      this.counts.hashed++;
-      this.counts.hashedBytes += entry.size;
-    } else entry.unreadable = error;
+  /** Worker threads for the walks and the hashing, while they pay for their start (see `usePool`). */
+  private pool: WalkPool | undefined;
+
+  /**
+   * Opens the pool if there is enough to share out (see `poolFrom`): starting the workers costs tens of
+   * milliseconds, more than a small tree's walk.
+   */
+  private usePool(entries: number, files = 0): void {
+    if (this.pool || this.threads === 0 || (entries < poolFrom.entries && files < poolFrom.files)) return;
+    this.pool = WalkPool.open(this.excluded, this.threads);
   }
 
-  private takeBefore(): void {
+  private closePool(): void {
+    this.pool?.close();
+    this.pool = undefined;
+  }
+
+  /** A manifest of the roots: on the worker threads, or on this one (yielding now and then) without them. */
+  private async walkAll(phase: 'before' | 'after'): Promise<Rec[]> {
+    if (this.pool) return this.pool.walk(this.roots, (entries) => this.progress?.(phase, entries));
+    const recs: Rec[] = [];
+    for (const rec of records(this.roots, this.excluded)) {
+      recs.push(rec);
+      if (recs.length % yieldEvery === 0) {
+        if (recs.length % 5000 === 0) this.progress?.(phase, recs.length);
+        await yieldNow();
+      }
+    }
+    return recs;
+  }
+
+  /** Hashes the files (setting `hash`, or `unreadable` with why), and counts them. */
+  private async hashAll(files: Rec[]): Promise<void> {
+    if (this.pool) {
+      const { hashed, bytes } = await this.pool.hash(files);
+      this.counts.hashed += hashed;
+      this.counts.hashedBytes += bytes;
+      return;
+    }
+    for (const file of files) {
+      const { hash, error } = hashFile(file.path);
+      if (hash) {
+        file.hash = hash;
+        this.counts.hashed++;
+        this.counts.hashedBytes += file.size;
+      } else file.unreadable = error;
+    }
+  }
+
+  private async takeBefore(): Promise<void> {
     const started = performance.now();
     for (const path of this.excluded) this.excludedBefore.set(path, identity(path));
-    let cache: SortedLookup | undefined;
-    let cacheWritten = 0n;
-    if (existsSync(this.cacheFile)) {
-      try {
-        cacheWritten = statSync(this.cacheFile, { bigint: true }).mtimeNs;
-        cache = new SortedLookup(readManifest(this.cacheFile));
-      } catch {
-        cache = undefined;
-      }
+    // A tree the cache says is large is walked on the workers; without a cache, on this thread (the hashing that
+    // follows, of every file, goes to the workers if there are many). The workers start while the cache is read:
+    // its size tells the number of files near enough (over 100 bytes each).
+    this.usePool(cacheBytes(this.cacheFile) / 100);
+    const cache = HashCache.read(this.cacheFile, this.roots);
+    const before = await this.walkAll('before');
+    const unhashed: Rec[] = [];
+    for (const [rec, root] of rootIndexes(this.roots, before)) {
+      if (rec.type !== 'file' || rec.unreadable) continue;
+      const cached = cache?.find(rec, root);
+      if (cached) {
+        rec.hash = cached;
+        this.counts.cached++;
+      } else unhashed.push(rec);
     }
-    const writer = new ManifestWriter(this.beforeFile);
-    try {
-      for (const entry of walk(this.roots, this.excluded)) {
-        if (entry.type === 'file' && !entry.unreadable) {
-          const cached = cachedHash(cache, entry, cacheWritten);
-          if (cached) {
-            entry.hash = cached;
-            this.counts.cached++;
-          } else this.hash(entry);
-        }
-        writer.add(entry);
-        if (writer.count % 5000 === 0) this.progress?.('before', writer.count);
-      }
-    } finally {
-      writer.close();
-    }
-    this.counts.before = writer.count;
+    this.usePool(0, unhashed.length);
+    await this.hashAll(unhashed);
+    // Kept for the second walk if the tree is large, else closed (not held while the command runs).
+    if (before.length < poolFrom.entries) this.closePool();
+    this.before = before;
+    this.cacheExact = cache !== undefined && this.counts.hashed === 0 && this.counts.cached === cache.size;
+    this.counts.before = before.length;
     this.counts.beforeMs = performance.now() - started;
   }
 
   async finish(): Promise<Report> {
-    await this.watcher.settle();
-    const started = performance.now();
-    const afterFile = `${this.beforeFile.slice(0, -'.before'.length)}.after`;
-    const writer = new ManifestWriter(afterFile);
-    const changes: Change[] = [];
-    const gone: Entry[] = [];
-    const appeared: Entry[] = [];
-    const present = new Set<string>();
     try {
-      for (const [before, after] of mergeSorted(
-        readManifest(this.beforeFile),
-        walk(this.roots, this.excluded),
-      )) {
-        const path = (after ?? before)?.path as string;
-        if (this.watcher.seen.has(path)) present.add(path);
-        if (after) {
-          if (after.type === 'file' && !after.unreadable) {
-            if (before?.hash && sameStat(before, after)) after.hash = before.hash;
-            else this.hash(after);
-          }
-          if (after.unreadable) this.gaps.push({ path: after.path, reason: after.unreadable });
-          writer.add(after);
-          if (writer.count % 5000 === 0) this.progress?.('after', writer.count);
-        }
-        if (before && after) {
-          const change = compare(before, after);
-          if (change) changes.push(change);
-        } else if (before) gone.push(before);
-        else if (after) appeared.push(after);
-      }
-    } finally {
-      writer.close();
-      // Timed without stopping the watcher (over 100 ms on a large tree): afterMs is the manifest's own cost.
-      this.counts.afterMs = performance.now() - started;
+      return await this.compareAfter();
+    } catch (error) {
+      // No verdict (a worker failed, the roots vanished): nothing is left running or behind, and the caller
+      // reports the error rather than a clean tree.
+      this.closePool();
       await this.watcher.stop();
+      this.before = [];
+      if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
+      throw error;
     }
-    this.counts.after = writer.count;
-    changes.push(...pairRenames(gone, appeared));
+  }
+
+  private async compareAfter(): Promise<Report> {
+    // The watcher settles while the second manifest is taken: the walk makes no events, and yields often enough
+    // for the watcher's batches to be recorded when they come.
+    const settling = this.watcher.settle(150, 2000, Date.now());
+    const started = performance.now();
+    const changes: Change[] = [];
+    const gone: Rec[] = [];
+    const appeared: Rec[] = [];
+    const before = this.before;
+    const hashedBefore = this.counts.hashed;
+    const after = await this.walkAll('after');
+    // Each entry with the first manifest's entry for its path: a file whose stat is the same keeps its hash, the
+    // others are hashed.
+    const olds: (Rec | undefined)[] = new Array(after.length);
+    const unhashed: Rec[] = [];
+    let i = 0;
+    for (let n = 0; n < after.length; n++) {
+      const rec = after[n] as Rec;
+      while (i < before.length && comparePaths((before[i] as Rec).path, rec.path) < 0)
+        gone.push(before[i++] as Rec);
+      const old =
+        i < before.length && (before[i] as Rec).path === rec.path ? (before[i++] as Rec) : undefined;
+      olds[n] = old;
+      if (rec.type === 'file' && !rec.unreadable) {
+        if (old?.hash && sameStatRec(old, rec)) rec.hash = old.hash;
+        else unhashed.push(rec);
+      }
+    }
+    this.usePool(0, unhashed.length);
+    await this.hashAll(unhashed);
+    this.closePool();
+    for (let n = 0; n < after.length; n++) {
+      const rec = after[n] as Rec;
+      const old = olds[n];
+      if (rec.unreadable) this.gaps.push({ path: rec.path, reason: rec.unreadable });
+      if (!old) appeared.push(rec);
+      else if (!sameRec(old, rec)) {
+        const change = compare(toEntry(old), toEntry(rec));
+        if (change) changes.push(change);
+      }
+    }
+    while (i < before.length) gone.push(before[i++] as Rec);
+    this.counts.after = after.length;
+    // The cache would be written again as it is: every file the same, none hashed.
+    const unchanged =
+      this.cacheExact &&
+      this.counts.hashed === hashedBefore &&
+      gone.length === 0 &&
+      appeared.length === 0 &&
+      changes.length === 0 &&
+      after.every((rec, n) => rec.type !== 'file' || sameRec(rec, before[n] as Rec));
+    this.counts.afterMs = performance.now() - started;
+
+    await settling;
+    // Stopping takes over 100 ms on a large tree, in the watcher's thread: the cache is written and the report
+    // made meanwhile, from what the watcher had seen when it settled (nothing after that can be the command's).
+    const stopping = this.watcher.stop();
+    const writing = performance.now();
+    if (!unchanged) writeHashCache(this.cacheFile, this.tempFile, this.roots, after);
+    this.counts.afterMs += performance.now() - writing;
+    changes.push(...pairRenames(gone.map(toEntry), appeared.map(toEntry)));
 
     // What the watcher saw of paths in neither manifest: made and removed within the run.
     for (const [path, seen] of this.watcher.seen) {
-      if (present.has(path) || this.isExcluded(path)) continue;
+      if (holds(before, path) || holds(after, path) || this.isExcluded(path)) continue;
       changes.push({
         kind: 'created and deleted',
         path,
@@ -265,22 +382,18 @@ export class Checker {
     for (const [path, before] of this.excludedBefore)
       if (identity(path) !== before) explained.add(parentOf(path));
     const settled = settle(changes, explained);
+    const watching = this.watcher.status.backend !== 'none';
     for (const change of settled) {
       const seen =
         this.watcher.seen.get(change.path) ?? (change.from ? this.watcher.seen.get(change.from) : undefined);
       if (seen) {
         if (!change.layers.includes('watcher')) change.layers.push('watcher');
         change.time = new Date(seen.first).toISOString();
-      } else if (!(change.type === 'directory' && change.kind === 'modified')) missed++;
+      } else if (watching && !(change.type === 'directory' && change.kind === 'modified')) missed++;
     }
-
-    try {
-      renameSync(afterFile, this.cacheFile);
-    } catch {
-      rmSync(afterFile, { force: true });
-    }
-    rmSync(this.beforeFile, { force: true });
+    this.before = [];
     if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
+    await stopping;
 
     return {
       clean: settled.length === 0,
@@ -298,8 +411,9 @@ export class Checker {
 
   /** Gives up without a report (the run could not start): the watcher is stopped and temporary files go. */
   async abandon(): Promise<void> {
+    this.closePool();
     await this.watcher.stop();
-    rmSync(this.beforeFile, { force: true });
+    this.before = [];
     if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
   }
 
@@ -307,6 +421,14 @@ export class Checker {
     for (const excluded of this.excluded)
       if (path === excluded || path.startsWith(`${excluded}/`)) return true;
     return false;
+  }
+}
+
+function cacheBytes(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
   }
 }
 
@@ -347,11 +469,4 @@ function identity(path: string): string {
     // Below a file or an unreadable directory: nothing there that could change a listing we compare.
     return (error as NodeJS.ErrnoException).code ?? 'EIO';
   }
-}
-
-/** The hash a previous manifest holds for an entry whose inode, size and times have not changed since. */
-function cachedHash(cache: SortedLookup | undefined, entry: Entry, written: bigint): string | undefined {
-  const old = cache?.find(entry.path);
-  if (!old?.hash || !sameStat(old, entry)) return undefined;
-  return BigInt(old.ctime) < written - racyNs ? old.hash : undefined;
 }

@@ -38,7 +38,7 @@ export interface Entry {
   unreadable?: string;
 }
 
-function typeOf(stats: BigIntStats): EntryType {
+export function typeOf(stats: BigIntStats): EntryType {
   if (stats.isFile()) return 'file';
   if (stats.isDirectory()) return 'directory';
   if (stats.isSymbolicLink()) return 'symlink';

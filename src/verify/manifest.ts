@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  type BigIntStats,
   closeSync,
   constants,
   lstatSync,
@@ -10,7 +11,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { readLines } from '../sources/lines.js';
-import { comparePaths, type Entry, entryOf } from './entry.js';
+import { comparePaths, type Entry, type EntryType, typeOf } from './entry.js';
 
 const chunk = Buffer.allocUnsafe(1024 * 1024);
 
@@ -42,22 +43,129 @@ function code(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? 'EIO';
 }
 
-function statEntry(path: string): Entry | undefined {
-  const stats = lstatSync(path, { bigint: true, throwIfNoEntry: false });
-  if (!stats) return undefined;
-  const entry = entryOf(path, stats);
-  if (entry.type === 'symlink') {
-    try {
-      entry.target = readlinkSync(path);
-    } catch (error) {
-      entry.unreadable = code(error);
-    }
-  }
+/**
+ * One entry as a walk holds it in memory: the fields a manifest compares, as plain numbers so that a manifest of a
+ * large tree is cheap to hold and to compare. A time is whole seconds and nanoseconds (a nanosecond time does
+ * not fit a double); an inode or device number beyond 2^53 is a decimal string. `toEntry` gives the manifest's
+ * `Entry`, with decimal strings, for the few entries that are reported or compared in detail.
+ */
+export interface Rec {
+  path: string;
+  type: EntryType;
+  mode: number;
+  uid: number;
+  gid: number;
+  size: number;
+  nlink: number;
+  mtimeS: number;
+  mtimeN: number;
+  ctimeS: number;
+  ctimeN: number;
+  atimeS: number;
+  atimeN: number;
+  dev: number | string;
+  ino: number | string;
+  target?: string;
+  hash?: string;
+  unreadable?: string;
+}
+
+const G = 1_000_000_000n;
+const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
+const id = (n: bigint): number | string => (n <= maxSafe ? Number(n) : n.toString());
+
+export function recOf(path: string, stats: BigIntStats): Rec {
+  return {
+    path,
+    type: typeOf(stats),
+    mode: Number(stats.mode & 0o7777n),
+    uid: Number(stats.uid),
+    gid: Number(stats.gid),
+    size: Number(stats.size),
+    nlink: Number(stats.nlink),
+    mtimeS: Number(stats.mtimeNs / G),
+    mtimeN: Number(stats.mtimeNs % G),
+    ctimeS: Number(stats.ctimeNs / G),
+    ctimeN: Number(stats.ctimeNs % G),
+    atimeS: Number(stats.atimeNs / G),
+    atimeN: Number(stats.atimeNs % G),
+    dev: id(stats.dev),
+    ino: id(stats.ino),
+  };
+}
+
+/** Seconds and nanoseconds (as `recOf` splits them) back to decimal nanoseconds. */
+export const ns = (s: number, n: number): string => (BigInt(s) * G + BigInt(n)).toString();
+
+export function toEntry(rec: Rec): Entry {
+  const entry: Entry = {
+    path: rec.path,
+    type: rec.type,
+    mode: rec.mode,
+    uid: rec.uid,
+    gid: rec.gid,
+    size: rec.size,
+    mtime: ns(rec.mtimeS, rec.mtimeN),
+    ctime: ns(rec.ctimeS, rec.ctimeN),
+    atime: ns(rec.atimeS, rec.atimeN),
+    dev: String(rec.dev),
+    ino: String(rec.ino),
+    nlink: rec.nlink,
+  };
+  if (rec.target !== undefined) entry.target = rec.target;
+  if (rec.hash !== undefined) entry.hash = rec.hash;
+  if (rec.unreadable !== undefined) entry.unreadable = rec.unreadable;
   return entry;
 }
 
+/** Same inode, size and times: the content is taken as unchanged without reading it (as `sameStat`). */
+export function sameStatRec(a: Rec, b: Rec): boolean {
+  return (
+    a.type === b.type &&
+    a.ino === b.ino &&
+    a.dev === b.dev &&
+    a.size === b.size &&
+    a.mtimeS === b.mtimeS &&
+    a.mtimeN === b.mtimeN &&
+    a.ctimeS === b.ctimeS &&
+    a.ctimeN === b.ctimeN
+  );
+}
+
+/**
+ * Equal in everything a manifest compares, hashes included when both have one: the fast path of a comparison.
+ * When it says no, `compare` on the two entries says what differs (it may still find nothing worth reporting,
+ * an access time alone).
+ */
+export function sameRec(a: Rec, b: Rec): boolean {
+  return (
+    sameStatRec(a, b) &&
+    a.mode === b.mode &&
+    a.uid === b.uid &&
+    a.gid === b.gid &&
+    a.nlink === b.nlink &&
+    a.target === b.target &&
+    a.unreadable === b.unreadable &&
+    (a.hash === undefined || b.hash === undefined || a.hash === b.hash)
+  );
+}
+
+export function statRec(path: string): Rec | undefined {
+  const stats = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  if (!stats) return undefined;
+  const rec = recOf(path, stats);
+  if (rec.type === 'symlink') {
+    try {
+      rec.target = readlinkSync(path);
+    } catch (error) {
+      rec.unreadable = code(error);
+    }
+  }
+  return rec;
+}
+
 /** An entry that could not be looked at: recorded so the report can say what was not checked. */
-function placeholder(path: string, reason: string): Entry {
+export function placeholder(path: string, reason: string): Rec {
   return {
     path,
     type: 'file',
@@ -65,12 +173,15 @@ function placeholder(path: string, reason: string): Entry {
     uid: 0,
     gid: 0,
     size: 0,
-    mtime: '0',
-    ctime: '0',
-    atime: '0',
-    dev: '0',
-    ino: '0',
     nlink: 0,
+    mtimeS: 0,
+    mtimeN: 0,
+    ctimeS: 0,
+    ctimeN: 0,
+    atimeS: 0,
+    atimeN: 0,
+    dev: 0,
+    ino: 0,
     unreadable: reason,
   };
 }
@@ -86,14 +197,14 @@ const byName = (a: string, b: string) => comparePaths(a, b);
  * resolved and not nested in one another; an excluded path is left out with everything below it. Only the
  * names of the directories on the current path are held, so memory does not grow with the tree.
  */
-export function* walk(roots: readonly string[], excluded: ReadonlySet<string>): Generator<Entry> {
+export function* records(roots: readonly string[], excluded: ReadonlySet<string>): Generator<Rec> {
   for (const root of [...roots].sort(comparePaths)) {
     if (excluded.has(root)) continue;
-    const top = statEntry(root);
+    const top = statRec(root);
     if (!top) continue;
     // Each frame: a directory and its sorted names not yet visited, last name first (popped).
     const stack: { dir: string; names: string[] }[] = [];
-    const enter = (entry: Entry) => {
+    const enter = (entry: Rec) => {
       if (entry.type !== 'directory') return;
       try {
         const names = readdirSync(entry.path).sort(byName).reverse();
@@ -113,9 +224,9 @@ export function* walk(roots: readonly string[], excluded: ReadonlySet<string>): 
       }
       const path = join(frame.dir, name);
       if (excluded.has(path)) continue;
-      let entry: Entry | undefined;
+      let entry: Rec | undefined;
       try {
-        entry = statEntry(path);
+        entry = statRec(path);
         // A name that is not valid UTF-8 comes back altered and cannot be looked up: say so, never skip it.
         if (!entry && name.includes('\uFFFD')) entry = placeholder(path, 'EILSEQ');
       } catch (error) {
@@ -126,6 +237,11 @@ export function* walk(roots: readonly string[], excluded: ReadonlySet<string>): 
       yield entry;
     }
   }
+}
+
+/** `records` as manifest entries. */
+export function* walk(roots: readonly string[], excluded: ReadonlySet<string>): Generator<Entry> {
+  for (const rec of records(roots, excluded)) yield toEntry(rec);
 }
 
 /** Writes entries as JSON lines through a buffer, so a manifest of any size streams to disk. */

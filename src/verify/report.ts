@@ -79,7 +79,11 @@ export function formatReport(report: Report, limit = 200): string {
   const where = report.roots.join(', ');
   const lines = changeLines(report.changes, report.roots, limit);
   const seconds = ((report.manifest.beforeMs + report.manifest.afterMs) / 1000).toFixed(2);
-  const checked = `${report.manifest.after} entries, manifest ${seconds} s, watcher ${report.watcher.events} events`;
+  const watcher =
+    report.watcher.backend === 'none'
+      ? 'no watcher (--no-watcher)'
+      : `watcher ${report.watcher.events} events`;
+  const checked = `${report.manifest.after} entries, manifest ${seconds} s, ${watcher}`;
   lines.unshift(
     report.changes.length === 0
       ? `no changes under ${where} (${checked})`

@@ -10,7 +10,8 @@ export interface Seen {
 }
 
 export interface WatcherStatus {
-  backend: 'inotify';
+  /** 'none': not watched (--no-watch); the manifest alone gave the verdict. */
+  backend: 'inotify' | 'none';
   /** Events delivered. */
   events: number;
   /** Failures the watcher reported while running, or why it could not start. */
@@ -32,7 +33,16 @@ export class Watcher {
   private subscriptions: AsyncSubscription[] = [];
   private lastEvent = 0;
 
-  static async start(roots: readonly string[], ignore: readonly string[]): Promise<Watcher> {
+  /**
+   * Loads @parcel/watcher and asks for the subscriptions; returns at once with the watcher and a promise that
+   * settles when every watch is in place. The crawl that sets up the watches runs in the watcher's own thread,
+   * so the caller can take its first manifest meanwhile (and must await `ready` before the checked command
+   * starts).
+   */
+  static async start(
+    roots: readonly string[],
+    ignore: readonly string[],
+  ): Promise<{ watcher: Watcher; ready: Promise<void> }> {
     const watcher = new Watcher();
     const started = performance.now();
     let parcel: typeof import('@parcel/watcher');
@@ -40,9 +50,9 @@ export class Watcher {
       parcel = await import('@parcel/watcher');
     } catch (error) {
       watcher.status.errors.push(`cannot load @parcel/watcher: ${(error as Error).message}`);
-      return watcher;
+      return { watcher, ready: Promise.resolve() };
     }
-    for (const root of roots) {
+    const subscribing = roots.map(async (root) => {
       try {
         watcher.subscriptions.push(
           await parcel.subscribe(root, (error, events) => watcher.record(error, events), {
@@ -53,8 +63,17 @@ export class Watcher {
       } catch (error) {
         watcher.status.errors.push(`${root}: ${(error as Error).message}`);
       }
-    }
-    watcher.status.setupMs = performance.now() - started;
+    });
+    const ready = Promise.all(subscribing).then(() => {
+      watcher.status.setupMs = performance.now() - started;
+    });
+    return { watcher, ready };
+  }
+
+  /** No watcher (--no-watch): the manifest alone gives the verdict. */
+  static off(): Watcher {
+    const watcher = new Watcher();
+    watcher.status.backend = 'none';
     return watcher;
   }
 
@@ -81,12 +100,14 @@ export class Watcher {
 
   /**
    * Waits until the watcher has been quiet for `quietMs` (it delivers in batches after 50 ms without events,
-   * at most 500 ms apart), or `maxMs` at most.
+   * at most 500 ms apart), or `maxMs` at most, counted from `since` (when the checked command ended: the
+   * caller may walk the tree meanwhile, which makes no events).
    */
-  async settle(quietMs = 150, maxMs = 2000): Promise<void> {
-    const until = Date.now() + maxMs;
+  async settle(quietMs = 150, maxMs = 2000, since = Date.now()): Promise<void> {
+    if (this.status.backend === 'none') return;
+    const until = since + maxMs;
     // A batch may still be on its way even if nothing has arrived yet.
-    this.lastEvent = Math.max(this.lastEvent, Date.now());
+    this.lastEvent = Math.max(this.lastEvent, since);
     while (Date.now() < until && Date.now() - this.lastEvent < quietMs) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }

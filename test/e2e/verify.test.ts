@@ -93,6 +93,20 @@ describe('replay-history verify: exit codes', () => {
   });
 });
 
+describe('replay-history verify --no-watcher', () => {
+  it('gives the same verdict from the manifests alone, and says there was no watcher', async () => {
+    const changed = await verify(['--no-watcher', '--', 'sh', '-c', 'echo x >> a.txt; echo y > new.txt']);
+    expect(changed.exitCode).toBe(3);
+    expect(changed.stderr).toContain('2 changes under');
+    expect(changed.stderr).toContain('no watcher (--no-watcher)');
+    expect(changed.stderr).toMatch(/modified +a\.txt · content differs \(6 → 8 bytes\) · manifest/);
+    expect(changed.stderr).not.toContain('the watcher did not see');
+    const json = await verify(['--no-watcher', '--json', '--', 'cat', 'a.txt']);
+    expect(json.exitCode).toBe(0);
+    expect(report(json.stdout).watcher).toMatchObject({ backend: 'none', events: 0, missed: 0 });
+  });
+});
+
 describe('replay-history verify: output', () => {
   it('watches the current directory by default', async () => {
     const result = await verify(['--json', '--', 'true'], { cwd: join(work, 'src') });

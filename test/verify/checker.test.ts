@@ -4,15 +4,17 @@ import {
   linkSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   realpathSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Checker, type Report } from '../../src/verify/check.js';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { Checker, poolFrom, type Report } from '../../src/verify/check.js';
 import { tempDir } from '../helpers/cli.js';
 import { isRoot } from '../helpers/unprivileged.js';
 
@@ -54,12 +56,20 @@ const at = (path: string) => join(root, path);
 /** Takes the before manifest, runs the script with `sh -c` in the root as a real process, and reports. */
 async function check(
   script: string,
-  options: { exclude?: string[]; cacheDir?: string; roots?: string[] } = {},
+  options: {
+    exclude?: string[];
+    cacheDir?: string;
+    roots?: string[];
+    watch?: boolean;
+    threads?: number;
+  } = {},
 ): Promise<Report> {
   const checker = await Checker.start({
     roots: options.roots ?? [root],
     exclude: options.exclude ?? [],
     cacheDir: options.cacheDir ?? cache,
+    ...(options.watch !== undefined ? { watch: options.watch } : {}),
+    ...(options.threads !== undefined ? { threads: options.threads } : {}),
   });
   const result = await execa('sh', ['-c', script], { cwd: root, reject: false });
   if (result.exitCode !== 0) {
@@ -320,5 +330,143 @@ describe('Checker on real files and processes', () => {
     writeFileSync(Buffer.concat([Buffer.from(`${root}/bad-`), Buffer.from([0xff])]), 'x');
     const report = await check('true');
     expect(report.gaps).toEqual([{ path: at('bad-\uFFFD'), reason: 'EILSEQ' }]);
+  });
+});
+
+describe('Checker without a watcher (--no-watcher)', () => {
+  it('still reports every change between the two manifests, by the manifest alone', async () => {
+    const before = mtimeAndSize(at('a.txt'));
+    const report = await check(
+      "cp -p a.txt ../outside/ref && printf 'HELLO\\n' > a.txt && touch -r ../outside/ref a.txt && " +
+        'chmod 755 b.txt && rm dir/c.txt && echo n > new.txt && rm link && ln -s b.txt link',
+      { watch: false },
+    );
+    expect(mtimeAndSize(at('a.txt'))).toEqual(before);
+    expect(summary(report)).toEqual([
+      ['modified', 'a.txt'],
+      ['mode changed', 'b.txt'],
+      ['deleted', 'dir/c.txt'],
+      ['link retargeted', 'link'],
+      ['created', 'new.txt'],
+    ]);
+    expect(report.changes[0]?.fields).toEqual(['content', 'ctime']);
+    expect(report.changes.every((c) => c.layers.join() === 'manifest' && c.time === undefined)).toBe(true);
+    expect(report.watcher).toMatchObject({ backend: 'none', events: 0, missed: 0, errors: [] });
+  });
+
+  it('reports the directory of a file made and removed within the run, never clean', async () => {
+    const report = await check('echo temp > tmp.txt && sleep 0.3 && rm tmp.txt', { watch: false });
+    expect(report.clean).toBe(false);
+    expect(report.changes).toEqual([
+      expect.objectContaining({ kind: 'modified', path: root, type: 'directory', layers: ['manifest'] }),
+    ]);
+  });
+});
+
+describe('Checker hash cache', () => {
+  const cacheFiles = () => readdirSync(cache);
+
+  it('ignores a cache written in the older format (one JSON object per entry) and replaces it', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const first = await check('true');
+    expect(first.manifest).toMatchObject({ cached: 0, hashed: 4 });
+    const [name] = cacheFiles();
+    expect(name).toMatch(/^[0-9a-f]{16}\.hashes$/);
+    const file = join(cache, name as string);
+    const older = file.replace(/\.hashes$/, '.jsonl');
+    // What the checker before this format wrote: every entry, absolute paths, a hash that is now wrong.
+    const old = statSync(at('a.txt'), { bigint: true });
+    const line = {
+      path: at('a.txt'),
+      type: 'file',
+      mode: 0o644,
+      uid: Number(old.uid),
+      gid: Number(old.gid),
+      size: Number(old.size),
+      mtime: old.mtimeNs.toString(),
+      ctime: old.ctimeNs.toString(),
+      atime: old.atimeNs.toString(),
+      dev: old.dev.toString(),
+      ino: old.ino.toString(),
+      nlink: 1,
+      hash: '0'.repeat(64),
+    };
+    rmSync(file);
+    writeFileSync(older, `${JSON.stringify(line)}\n`);
+    const second = await check("printf 'HELLO\\n' > a.txt");
+    expect(second.manifest).toMatchObject({ cached: 0, hashed: 5 });
+    expect(summary(second)).toEqual([['modified', 'a.txt']]);
+    expect(cacheFiles()).toEqual([name]); // the older cache removed, the new one written
+    expect(readFileSync(file, 'latin1').split('\n')[0]).toContain('"format":"replay-history.hash-cache/v2"');
+    // The older form under the new name is not taken for a cache either.
+    writeFileSync(file, `${JSON.stringify({ ...line, path: at('b.txt') })}\n`);
+    const third = await check('true');
+    expect(third.manifest).toMatchObject({ cached: 0, hashed: 4 });
+    expect(third.changes).toEqual([]);
+  });
+
+  it('ignores a cache cut short, and hashes every file again', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await check('true');
+    const file = join(cache, cacheFiles()[0] as string);
+    const bytes = readFileSync(file);
+    writeFileSync(file, bytes.subarray(0, bytes.length - 10));
+    const report = await check('echo more >> b.txt');
+    expect(report.manifest).toMatchObject({ cached: 0, hashed: 5 });
+    expect(summary(report)).toEqual([['modified', 'b.txt']]);
+  });
+
+  it('does not write the cache again when nothing changed and every hash came from it', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await check('true');
+    const file = join(cache, cacheFiles()[0] as string);
+    const written = statSync(file, { bigint: true }).mtimeNs;
+    const quiet = await check('cat a.txt > /dev/null');
+    expect(quiet.manifest).toMatchObject({ cached: 4, hashed: 0 });
+    expect(statSync(file, { bigint: true }).mtimeNs).toBe(written);
+    // A change is written, and the next run trusts the rest.
+    await check('echo more >> b.txt');
+    expect(statSync(file, { bigint: true }).mtimeNs).not.toBe(written);
+    const after = await check('true');
+    expect(after.manifest).toMatchObject({ cached: 3, hashed: 1 });
+  });
+});
+
+describe('Checker on worker threads and on its own thread', () => {
+  it('gives the same report either way', async () => {
+    // The pool is used for large trees only: here for any.
+    const saved = { ...poolFrom };
+    Object.assign(poolFrom, { entries: 0, files: 0 });
+    onTestFinished(() => {
+      Object.assign(poolFrom, saved);
+    });
+    const script =
+      'echo x >> a.txt && mv b.txt moved.txt && mkdir -p new/deep && echo y > new/deep/f && rm link';
+    const reports: Report[] = [];
+    for (const threads of [0, 2]) {
+      const scratch = join(outside, `copy-${threads}`);
+      await execa('cp', ['-a', root, scratch]);
+      chmodSync(join(scratch, 'dir/sub'), 0o000);
+      writeFileSync(Buffer.concat([Buffer.from(`${scratch}/bad-`), Buffer.from([0xff])]), 'x');
+      reports.push(await check(`cd ${scratch} && ${script}`, { roots: [scratch], threads }));
+      chmodSync(join(scratch, 'dir/sub'), 0o755);
+    }
+    const shape = (report: Report, base: string) => ({
+      changes: report.changes.map((c) => [
+        c.kind,
+        c.type,
+        c.path.slice(base.length),
+        c.fields,
+        c.detail?.replaceAll(base, ''),
+      ]),
+      gaps: report.gaps.map((g) => [g.path.slice(base.length), g.reason]),
+      entries: [report.manifest.before, report.manifest.after, report.manifest.hashed],
+    });
+    const [single, pooled] = reports as [Report, Report];
+    expect(shape(pooled, join(outside, 'copy-2'))).toEqual(shape(single, join(outside, 'copy-0')));
+    expect(single.changes.map((c) => c.kind)).toEqual(
+      expect.arrayContaining(['modified', 'renamed', 'created', 'deleted']),
+    );
+    expect(single.gaps.map((g) => g.reason).sort()).toEqual(isRoot ? ['EILSEQ'] : ['EACCES', 'EILSEQ']);
   });
 });

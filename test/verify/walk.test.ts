@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalRoots } from '../../src/verify/check.js';
 import { comparePaths } from '../../src/verify/entry.js';
-import { hashFile, walk } from '../../src/verify/manifest.js';
+import { hashFile, records, walk } from '../../src/verify/manifest.js';
+import { WalkPool } from '../../src/verify/parallel.js';
 import { tempDir } from '../helpers/cli.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -82,6 +83,34 @@ describe('walk', () => {
     expect(walked).toEqual([...walked].sort(comparePaths));
     expect(walked[0]).toBe(x);
     expect(walked.indexOf(xDash)).toBe(walked.filter((p) => p === x || p.startsWith(`${x}/`)).length);
+  });
+});
+
+describe('WalkPool', () => {
+  it('walks on worker threads exactly as records does: order, stats, links, exclusions', async () => {
+    const x = join(base, 'x');
+    const xDash = join(base, 'x-y');
+    tree(x, 2);
+    tree(xDash, 1);
+    symlinkSync('a', join(x, 'to-a'));
+    symlinkSync('nowhere', join(xDash, 'dangling'));
+    const excluded = new Set([`${x}/a-b`, `${xDash}/a.b`]);
+    const pool = WalkPool.open(excluded, 2);
+    expect(pool).toBeDefined();
+    try {
+      // Listing a directory the first time may set its access time (relatime), after its lstat: walked once first.
+      [...records([x, xDash], excluded)];
+      const single = [...records([x, xDash], excluded)];
+      const pooled = await (pool as WalkPool).walk([xDash, x]);
+      expect(pooled).toEqual(single);
+      expect(pooled.some((rec) => rec.target === 'nowhere')).toBe(true);
+      const files = pooled.filter((rec) => rec.type === 'file');
+      const counted = await (pool as WalkPool).hash(files);
+      expect(counted.hashed).toBe(files.length);
+      for (const file of files) expect(file.hash).toBe(hashFile(file.path).hash);
+    } finally {
+      pool?.close();
+    }
   });
 });
 

@@ -15,6 +15,8 @@ interface VerifyOptions {
   json?: boolean;
   junit?: string;
   sandbox?: boolean;
+  /** false with --no-watch. */
+  watcher: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -37,6 +39,10 @@ export function registerVerify(program: Command): void {
       '--sandbox',
       'run the command under bubblewrap: watched directories read-only, no network (Linux, bwrap installed)',
     )
+    .option(
+      '--no-watcher',
+      'no file-system watcher: the manifests alone give the verdict, faster (for CI, which needs only the verdict)',
+    )
     .addOption(jsonOption())
     .passThroughOptions()
     .addHelpText(
@@ -46,7 +52,10 @@ Two layers check every entry under the watched directories: a manifest taken bef
 (type, mode, owner, size, mtime, ctime, inode, link target, and a sha256 of each file's content) is the
 verdict; a file-system watcher (inotify) running meanwhile says when a change happened and catches files that
 came and went. Reported kinds: created, modified, deleted, renamed, mode changed, type changed, link retargeted,
-created and deleted. Access times are never compared: reading is not a side effect.
+created and deleted. Access times are never compared: reading is not a side effect. With --no-watcher there
+is no watcher: the verdict is the same manifest comparison, without the times, and a file made and removed
+within the run shows only as its directory modified. It saves the watcher's setup (a crawl of the tree) and the
+wait for its last events, for CI runs that need only the verdict.
 
 The command's stdin, stdout and stderr are passed through; with --json its stdout goes to stderr so that stdout
 holds only the report. Hashes are cached between runs (in $XDG_CACHE_HOME/replay-history), so a second check
@@ -59,6 +68,7 @@ Examples:
   $ replay-history verify -- npm test
   $ replay-history verify --watch ~/src/app --exclude ~/src/app/node_modules -- make check
   $ replay-history verify --json --junit verify.xml -- replay-history replay --all
+  $ replay-history verify --no-watcher --junit verify.xml -- replay-history replay --all
   $ replay-history verify --sandbox --watch . -- ./agent.sh`,
     )
     .action(async (command: string, args: string[], options: VerifyOptions) => {
@@ -90,6 +100,7 @@ async function verify(argv: string[], options: VerifyOptions): Promise<number> {
   const started = performance.now();
   const checker = await Checker.start({
     roots: watch,
+    watch: options.watcher,
     exclude: [...options.exclude, ...(junit ? [junit, `${junit}.tmp`] : [])],
     progress: (phase, n) => bar.update(n, n, phase === 'before' ? 'entries before' : 'entries after'),
   });
