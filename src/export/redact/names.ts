@@ -10,6 +10,7 @@
 //   `git config user.name` or `whoami` call (the call and its result are paired by id in the first pass);
 // - `ls -l` owner and group columns (also with the `     N→` prefix of Claude Code's Read), `id` output
 //   (`uid=1000(alice)`), `stat` output (`Uid: ( 1000/  alice)`);
+// - labelled lines of issue trackers' output (`Owner: Jane Doe · Type: task`), full capitalised names only;
 // - JSON a tool printed: `"created_by"`, `"updated_by"`, `"author"`, `"author_name"`, `"committer_name"`,
 //   `"full_name"`… whose value reads as a person's name (also JSON-escaped, `\"created_by\":\"…\"`);
 // - the account name of a home path (`/home/alice/…`, `/Users/alice/…`, `C:\Users\alice\…`), as rules.ts finds it;
@@ -257,7 +258,17 @@ november december spring summer autumn winter north south east west
 );
 
 /** Where a name was learned (for tests and debugging). */
-export type NameSource = 'git' | 'git-config' | 'ls' | 'id' | 'json' | 'home' | 'whoami' | 'given';
+export type NameSource = 'git' | 'git-config' | 'label' | 'ls' | 'id' | 'json' | 'home' | 'whoami' | 'given';
+
+/** Words that make a name a team's, a company's or a machine's (`Platform Team`, `Release Bot`, `Acme Inc`). */
+const ORG_WORDS = new Set(
+  `team teams group squad org organization organisation inc ltd llc gmbh corp corporation company co labs lab
+dept department engineering platform infra infrastructure ops devops sre security support service services
+release releases build builds automation automated system systems bot bots ci cd pipeline deploy deployment
+admin admins administrator maintainers contributors community project account robot daemon server cloud`.split(
+    /\s+/,
+  ),
+);
 
 const LETTER_TOKEN = /^[\p{L}][\p{L}\p{M}'’.-]*$/u;
 const hasLetters = (token: string, n: number) => (token.match(/\p{L}/gu)?.length ?? 0) >= n;
@@ -272,6 +283,7 @@ export function isPersonName(value: string, strong = true): boolean {
   if (STOP_NAMES.has(name.toLowerCase())) return false;
   if (/\[bot\]$|[-\s]bot$|^bot[-\s]/i.test(name)) return false;
   const tokens = name.split(/\s+/);
+  if (tokens.some((token) => ORG_WORDS.has(token.toLowerCase()))) return false;
   if (tokens.length > 4 || !tokens.every((token) => LETTER_TOKEN.test(token))) return false;
   if (tokens.length === 1) return name.length >= 3 && !COMMON_WORDS.has(name.toLowerCase());
   // several tokens: at least one real word of two letters, and (weak context) not all of them common words
@@ -311,6 +323,12 @@ const LINE = String.raw`(?:^|\n|\\n|\r|→)[ \t]*`;
 const GIT_IDENTITY = new RegExp(
   String.raw`${LINE}(?:Author|Commit|Committer|Co-authored-by|Signed-off-by|Reviewed-by|Tested-by|Acked-by|Reported-by|Suggested-by|Helped-by):[ \t]+([^\s<>\\"][^<>\n\\"]*?)[ \t]+<[^<>\s]*>`,
   'gi',
+);
+/** `Owner: Jane Doe · Type: task` (issue trackers' text output: beads, gh, jira CLIs): only a capitalised full
+ * name, ended by the line or a separator, so that `Owner: team-infra` or `Owner: none` teach nothing. */
+const LABELLED = new RegExp(
+  String.raw`${LINE}(?:Owner|Assignee|Assigned to|Reporter|Created by|Updated by|Closed by|Opened by|Requested by|Maintainer):[ \t]+(\p{Lu}[\p{L}\p{M}'’.-]+(?:[ \t]\p{Lu}[\p{L}\p{M}'’.-]*){1,3})(?=[ \t]*(?:$|\n|\\n|\r|[·|,;(<\t]))`,
+  'gu',
 );
 /** `user.name=Jane Doe` (git config -l / --list). */
 const USER_NAME_SETTING = new RegExp(String.raw`${LINE}user\.name[ \t]*=[ \t]*([^\n\\"=]+)`, 'g');
@@ -356,6 +374,8 @@ export function namesIn(text: string): { name: string; from: NameSource }[] {
   };
   if (text.includes('<') && /uthor|ommit|-by/i.test(text))
     for (const m of text.matchAll(GIT_IDENTITY)) person(m[1], 'git');
+  if (/Owner|Assign|Report|ed by|Maintainer/.test(text))
+    for (const m of text.matchAll(LABELLED)) person(m[1], 'label');
   if (text.includes('user.name')) {
     for (const m of text.matchAll(USER_NAME_SETTING)) person(m[1], 'git-config');
     for (const m of text.matchAll(GIT_CONFIG_SET)) person(m[1] ?? m[2] ?? m[3], 'git-config');
@@ -379,7 +399,7 @@ export function namesIn(text: string): { name: string; from: NameSource }[] {
 
 /** A command that prints the user's git name or login on its own (`git config user.name`, `whoami`). */
 const PRINTS_NAME =
-  /(?:^|[;&|]\s*|\s)(?:git\s+config\s+(?:--(?:global|local|system|get)\s+)*user\.name|whoami|id\s+-un)\s*(?:$|[;&|"'\\\n])/;
+  /(?:^|[;&|"']\s*|\s)(?:git\s+config\s+(?:--(?:global|local|system|get)\s+)*user\.name|whoami|id\s+-un)\s*(?:$|[;&|"'\\\n])/;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
