@@ -106,7 +106,7 @@ function resolve(found: Finding[]): Finding[] {
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 
 export class Redactor {
-  /** People's names (redact/names.ts): given ones, and those `learn` finds in a first pass over the export. */
+  /** People's names (redact/names.ts): given ones, and those `learnNames` finds in a first pass over the export. */
   readonly names: Names;
   private namesVersion = 0;
   private readonly secretlint = new SecretlintScanner();

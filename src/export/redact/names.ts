@@ -29,6 +29,7 @@
 // email placeholder (it wins an overlap with a name inside it).
 
 import { type Add, PRIORITY } from './finding.js';
+import { KeywordSet } from './keywords.js';
 
 /** Identities that are nobody's: git placeholders, bots, agents and vendors, generic and system accounts. */
 export const STOP_NAMES: ReadonlySet<string> = new Set(
@@ -354,12 +355,32 @@ const JSON_PERSON =
 /** Keys of a JSON-like value (call arguments) whose string value is a person, as JSON_PERSON's. */
 const PERSON_KEY =
   /^(?:created_?by|createdBy|updated_?by|updatedBy|modified_?by|modifiedBy|closed_?by|closedBy|deleted_?by|deletedBy|author|author_?name|authorName|committer_?name|committerName|full_?name|fullName|assignee_?name|reporter_?name)$/;
-/** HOME: as rules.ts's home-path detector (its user segment). */
-const HOME_USER =
-  /(?<=^|[\s"'`=:([{,<>|;]|\\[nrt]|file:\/\/|\/mnt\/[a-z])(?:\/home\/|\/Users\/|[A-Za-z]:(?:\\\\|\\|\/)Users(?:\\\\|\\|\/))([^\\/\s"'`:;,*?<>|[\](){}$%]+)/g;
+/** The account of a home path, as rules.ts's home-path detector (its user segment), in two searches that start
+ * with a literal (`/home/`, `/Users/`; `X:\Users\` only where the text has one): a lookbehind first would be
+ * tried at every character. What may stand before the path is checked on the few matches. */
+const HOME_POSIX = /\/(?:home|Users)\/([^\\/\s"'`:;,*?<>|[\](){}$%]+)/g;
+const HOME_WINDOWS = /[A-Za-z]:(?:\\\\|\\|\/)Users(?:\\\\|\\|\/)([^\\/\s"'`:;,*?<>|[\](){}$%]+)/g;
+const HOME_BEFORE = /(?:^|[\s"'`=:([{,<>|;]|\\[nrt]|file:\/\/|\/mnt\/[a-z])$/;
 
 /** `Jane Doe <jane@example.com> (https://jane.dev)` (npm's `author`) → `Jane Doe`. */
 const personOf = (value: string) => value.replace(/\s*[<(].*$/, '').trim();
+
+/** What a text must hold (ASCII case aside) for a rule to be tried: one pass over it finds them all. */
+const HINT_RULES: [string, string[]][] = [
+  ['git', ['author:', 'commit:', 'committer:', '-by:']],
+  ['label', ['owner:', 'assignee:', 'assigned to:', 'reporter:', ' by:', 'maintainer:']],
+  ['user.name', ['user.name']],
+  ['[user]', ['[user]']],
+  ['env', ['git_author_name=', 'git_committer_name=']],
+  // a mode column: the permissions of group and other end in one of these
+  ['ls', ['r--', 'r-x', 'rwx', '------']],
+  ['id', ['uid=', 'uid: (']],
+  ['json', ['_by', 'by"', 'by\\"', 'author', 'ommitter', 'ull_name', 'ullname', 'ssignee', 'eporter']],
+  ['home', ['/home/', '/users/']],
+  ['windows', [':\\users', ':\\\\users', ':/users']],
+];
+const HINTS = new KeywordSet(HINT_RULES.flatMap(([, words]) => words));
+const HINT_RULE = HINT_RULES.flatMap(([rule, words]) => words.map(() => rule));
 
 /** Every name one text gives, with the rule that found it (in text order per rule). */
 export function namesIn(text: string): { name: string; from: NameSource }[] {
@@ -372,34 +393,39 @@ export function namesIn(text: string): { name: string; from: NameSource }[] {
     const name = raw?.replace(/\.+$/, ''); // end of a sentence: "… in /home/alice."
     if (name !== undefined && isAccountName(name)) found.push({ name, from });
   };
-  if (text.includes('<') && /uthor|ommit|-by/i.test(text))
-    for (const m of text.matchAll(GIT_IDENTITY)) person(m[1], 'git');
-  if (/Owner|Assign|Report|ed by|Maintainer/.test(text))
-    for (const m of text.matchAll(LABELLED)) person(m[1], 'label');
-  if (text.includes('user.name')) {
+  const has = new Set([...HINTS.found(text)].map((k) => HINT_RULE[k]));
+  if (has.has('git') && text.includes('<')) for (const m of text.matchAll(GIT_IDENTITY)) person(m[1], 'git');
+  if (has.has('label')) for (const m of text.matchAll(LABELLED)) person(m[1], 'label');
+  if (has.has('user.name')) {
     for (const m of text.matchAll(USER_NAME_SETTING)) person(m[1], 'git-config');
     for (const m of text.matchAll(GIT_CONFIG_SET)) person(m[1] ?? m[2] ?? m[3], 'git-config');
   }
-  if (text.includes('[user]')) for (const m of text.matchAll(GITCONFIG_USER)) person(m[1], 'git-config');
-  if (text.includes('GIT_'))
-    for (const m of text.matchAll(GIT_ENV)) person(m[1] ?? m[2] ?? m[3], 'git-config');
-  if (text.includes('r-')) {
+  if (has.has('[user]')) for (const m of text.matchAll(GITCONFIG_USER)) person(m[1], 'git-config');
+  if (has.has('env')) for (const m of text.matchAll(GIT_ENV)) person(m[1] ?? m[2] ?? m[3], 'git-config');
+  if (has.has('ls'))
     for (const m of text.matchAll(LS_LINE)) {
       account(m[1], 'ls');
       account(m[2], 'ls');
     }
-  }
-  if (text.includes('id=') || text.includes('id: ('))
-    for (const m of text.matchAll(ID_NAMES)) account(m[1] ?? m[2], 'id');
-  if (text.includes('"')) for (const m of text.matchAll(JSON_PERSON)) person(m[2], 'json');
-  if (text.includes('/home/') || text.includes('Users'))
-    for (const m of text.matchAll(HOME_USER)) account(m[1], 'home');
+  if (has.has('id')) for (const m of text.matchAll(ID_NAMES)) account(m[1] ?? m[2], 'id');
+  if (has.has('json')) for (const m of text.matchAll(JSON_PERSON)) person(m[2], 'json');
+  for (const [rule, search] of [
+    ['home', HOME_POSIX],
+    ['windows', HOME_WINDOWS],
+  ] as const)
+    if (has.has(rule))
+      for (const m of text.matchAll(search)) {
+        const at = m.index ?? 0;
+        if (HOME_BEFORE.test(text.slice(Math.max(0, at - 7), at))) account(m[1], 'home');
+      }
   return found;
 }
 
 /** A command that prints the user's git name or login on its own (`git config user.name`, `whoami`). */
 const PRINTS_NAME =
   /(?:^|[;&|"']\s*|\s)(?:git\s+config\s+(?:--(?:global|local|system|get)\s+)*user\.name|whoami|id\s+-un)\s*(?:$|[;&|"'\\\n])/;
+
+const IDENTIFIER = /^[A-Za-z_$][\w$-]*$/;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -521,7 +547,8 @@ export class Names {
       if (line !== undefined && (isPersonName(line) || isAccountName(line))) this.add(line, 'whoami');
     }
     for (const [k, v] of Object.entries(value)) {
-      this.learnText(k);
+      // a key that is an identifier (`type`, `callId`, `file_path`) holds no name; one that is data may
+      if (!IDENTIFIER.test(k)) this.learnText(k);
       this.walk(v, k);
     }
   }
