@@ -4,7 +4,7 @@
 //
 // Where a name is learned (every rule is anchored on a shape that says "this is a person or an account"):
 // - git identities with an email: `Author:`/`Commit:`/`Committer:` lines of `git log`, trailers
-//   (`Co-authored-by:`, `Signed-off-by:`, `Reviewed-by:`…), `git blame`-free;
+//   (`Co-authored-by:`, `Signed-off-by:`, `Reviewed-by:`…);
 // - git settings: `user.name=…` (`git config -l`), `git config [--global] user.name "…"`, `name = …` under
 //   `[user]` (a `.gitconfig` read), `GIT_AUTHOR_NAME=…` / `GIT_COMMITTER_NAME=…`, and the output of a
 //   `git config user.name` or `whoami` call (the call and its result are paired by id in the first pass);
@@ -20,12 +20,17 @@
 // parts of a full name: each token of at least 3 letters that is not a common word (`Jane Q. Doe` → also `Jane`
 // and `Doe`), under the same placeholder as the full name. An account name that is a spelling of a known full
 // name (`jane`, `doe`, `janedoe`, `jane.doe`, `jdoe`) shares its placeholder too. People are numbered in the order
-// they are learned; nothing of the texts is kept, only the set of names.
+// they are learned (a person's first name learned decides; `--redact-name` ones first); nothing of the texts is
+// kept, only the set of names. Lower-case forms of a full name (`jane doe`) are not searched: case-sensitive
+// matching is what keeps `Mark`/`mark`, `Will`/`will` apart.
+//
+// Cost: one keyword pass (keywords.ts) per text of the first pass decides which rules are tried; the search is one
+// alternation of every name, built once after the first pass, run once per text.
 //
 // False positives are kept low by a stop list (STOP_NAMES: placeholder and bot identities, system accounts and
 // groups, agent and vendor names; COMMON_WORDS: English and programming words that a single-token name must not
 // be), a shape check (letters, spaces, `.`, `'`, `-`; 1-4 tokens; no digits, `@`, `/`), and a minimum length
-// (a single-token name or a part: 3 characters). A home path keeps its `user_<n>` (rules.ts); an email stays an
+// (a single-token name or a part: 3 characters), and org words (`Platform Team`, `Release Bot`). A home path keeps its `user_<n>` (rules.ts); an email stays an
 // email placeholder (it wins an overlap with a name inside it).
 
 import { type Add, PRIORITY } from './finding.js';
@@ -216,7 +221,6 @@ export const STOP_NAMES: ReadonlySet<string> = new Set(
     'deploy',
     'everybody',
     'access_bpf',
-    'admin',
     'localaccounts',
     'com.apple.access_ssh',
     '_www',
