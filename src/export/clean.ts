@@ -5,6 +5,8 @@ export interface Redacting {
   redactText(text: string): string;
   redactValue(value: unknown): unknown;
   counts(): Record<string, number>;
+  /** A first pass over what is exported, before any row: learns the people's names to redact (redact/names.ts). */
+  learnNames?(value: unknown): void;
 }
 
 function assistant(redactor: Redacting, message: AssistantMessage): AssistantMessage {

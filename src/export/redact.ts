@@ -7,6 +7,9 @@
 // strings and inside JSON-escaped text. Exception: the user name in a home path becomes `user_<n>`
 // (`/home/user_1/src/app.ts`), so the path still reads as a path. Emails are matched case-insensitively.
 //
+// People's names (redact/names.ts) are learned in a first pass over the export (`learnNames`, before any row) and
+// become `[REDACTED_PERSON_<n>]`, one number per person, in every text.
+//
 // Values found by a context rule (an `.env` line, a URL password, a bearer token…) are also replaced where they
 // appear later without that context (`echo hunter2pass`), if they cannot be an ordinary word (see propagatable).
 
@@ -20,6 +23,7 @@ import {
   queryTokens,
 } from './redact/context-rules.js';
 import { GitleaksScanner } from './redact/gitleaks.js';
+import { Names } from './redact/names.js';
 import { viewsOf } from './redact/views.js';
 import {
   DETECTORS,
@@ -102,6 +106,9 @@ function resolve(found: Finding[]): Finding[] {
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 
 export class Redactor {
+  /** People's names (redact/names.ts): given ones, and those `learnNames` finds in a first pass over the export. */
+  readonly names: Names;
+  private namesVersion = 0;
   private readonly secretlint = new SecretlintScanner();
   private readonly gitleaks = new GitleaksScanner();
   /** secret (emails lower-cased) → its placeholder */
@@ -116,9 +123,24 @@ export class Redactor {
   private readonly cache = new Map<string, CacheEntry>();
   private cachedChars = 0;
 
+  constructor(options: { names?: readonly string[] } = {}) {
+    this.names = new Names(options.names);
+  }
+
+  /** Learns the people's names in a JSON-like value (a session's messages, a pair): before any row is redacted. */
+  learnNames(value: unknown): void {
+    this.names.learn(value);
+  }
+
   /** The text with every secret, email and home-path user name replaced by its placeholder. */
   redactText(text: string): string {
     if (text === '') return text;
+    if (this.names.version !== this.namesVersion) {
+      // a name learned after a text was redacted: what was remembered may hold it
+      this.namesVersion = this.names.version;
+      this.cache.clear();
+      this.cachedChars = 0;
+    }
     const cacheable = text.length >= CACHE_MIN_CHARS;
     if (cacheable) {
       const hit = this.cache.get(text);
@@ -187,6 +209,7 @@ export class Redactor {
     };
     this.scan(text, add);
     this.findLearned(text, add);
+    this.names.find(text, add);
     if (found.length === 0) return text;
 
     let chosen = resolve(found);
@@ -271,6 +294,7 @@ export class Redactor {
 
   /** The placeholder of a secret: its own if it was seen before, else the next number of its kind. */
   private placeholder(kind: string, secret: string): Placeholder {
+    if (kind === 'person') return { kind, text: this.names.placeholder(secret) };
     if (kind === 'home_user') {
       let user = this.users.get(secret);
       if (user === undefined) {

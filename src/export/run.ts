@@ -253,6 +253,13 @@ export class Exporter {
   /** Every stored session's original turns. */
   async fromStore(sessions: SessionStore, onSession?: (done: number, total: number) => void): Promise<void> {
     const ids = sessions.allIds({ branches: this.settings.branches === true });
+    const learn = this.settings.redactor?.learnNames?.bind(this.settings.redactor);
+    // First pass: the people's names of every session, so that a name learned in the last one is redacted in the first.
+    if (learn)
+      for (const id of ids) {
+        learn(sessions.row(id)?.cwd ?? '');
+        learn(sessions.messages(id));
+      }
     let done = 0;
     for (const id of ids) {
       onSession?.(++done, ids.length);
@@ -284,6 +291,9 @@ export class Exporter {
       if (row && row.turn_count < this.settings.minTurns) short.add(id);
     }
     const dpo = this.settings.format.name === 'dpo';
+    const learn = this.settings.redactor?.learnNames?.bind(this.settings.redactor);
+    // First pass: the people's names of every pair (lines that cannot be read are said by the second pass).
+    if (learn) for (const { pair } of pairLines(run, () => {})) learn(pair);
     if (run.mode === 'free' && this.settings.unit === 'session' && !dpo) {
       await this.freeSessions(run, short);
     } else {

@@ -56,6 +56,8 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
         : 'a free run exports per model turn or per session',
     );
   }
+  if (options.redactName.length > 0 && !options.redact)
+    throw new UserError('--redact-name needs redaction on', 'leave out --no-redact, or --redact-name');
   if (options.elideTool.length > 0 && !options.elideRepeats)
     throw new UserError('--elide-tool only makes sense with --elide-repeats');
   if (options.split !== undefined && !options.out)
@@ -113,7 +115,7 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
       minTurns: options.minTurns,
       ...(options.split !== undefined ? { split: options.split } : {}),
       seed: options.seed,
-      ...(options.redact ? { redactor: new Redactor() } : {}),
+      ...(options.redact ? { redactor: new Redactor({ names: options.redactName }) } : {}),
       measure,
       ...(systemPrompt !== undefined ? { systemPrompt } : {}),
       ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),

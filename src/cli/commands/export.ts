@@ -17,6 +17,7 @@ export interface ExportOptions {
   split?: number;
   seed: number;
   redact: boolean;
+  redactName: string[];
   includeInjected?: boolean;
   branches?: boolean;
   elideRepeats?: boolean;
@@ -81,10 +82,16 @@ export function registerExport(program: Command): void {
     )
     .option(
       '--redact',
-      'replace secrets, emails and home-path user names by placeholders (the default)',
+      'replace secrets, emails, home-path user names and people’s names by placeholders (the default)',
       true,
     )
     .option('--no-redact', 'write the text as recorded')
+    .option(
+      '--redact-name <name>',
+      'also replace this person’s name (and its parts) wherever it appears, repeatable: --redact-name "Jane Doe"',
+      collect,
+      [],
+    )
     .option('--include-injected', 'keep text the harness wrote into user turns (reminders, IDE context)')
     .option(
       '--branches',
@@ -146,8 +153,15 @@ export function registerExport(program: Command): void {
 Rows are streamed, one JSON object per line, with constant memory. Every sample is cleaned (harness-injected
 text left out, a tool result without its call dropped, sessions with no assistant turn and failed replay turns
 skipped), redacted (API keys and tokens, private keys, JWTs, bearer tokens, .env secrets, database URLs with
-passwords, emails, the user name in home paths; the same secret gets the same placeholder everywhere), rendered
-for the trainer, and dropped if it is an exact duplicate. The split is by a hash of the session, so a session is
+passwords, emails, the user name in home paths, people's names; the same secret gets the same placeholder
+everywhere), rendered for the trainer, and dropped if it is an exact duplicate.
+
+People's names are learned from the sessions exported, in a first pass before any row is written: git Author:,
+Commit: and Committer: lines, git user.name settings, ls -l owner and group columns, id output, JSON fields such
+as "created_by" or "author", the account name in home paths, and every --redact-name. Each person becomes
+[REDACTED_PERSON_n] wherever the name, a part of it of 3+ letters ("Jane", "Doe") or an account spelling it
+("jdoe") appears, case-sensitively on word boundaries; bots, placeholders (GitHub, Claude, Your Name), system
+accounts (root, nobody, staff, wheel) and common words are never learned. Counted as "person" in the report. The split is by a hash of the session, so a session is
 never on both sides. The store is never changed.
 
 --max-tokens counts a row as a trainer does, roughly: its tools' JSON, each message's text and arguments, and 5 tokens
@@ -171,6 +185,7 @@ Examples:
   $ replay-history export --unit model-turn --train-on last --max-result-bytes 4096 --out turns.jsonl --json
   $ replay-history export --format axolotl --train-on all-assistant --include-injected --out all.jsonl
   $ replay-history export --format openai --branches --out with-branches.jsonl
+  $ replay-history export --redact-name "Jane Doe" --redact-name jdoe --out train.jsonl
   $ replay-history export --no-redact --elide-repeats --elide-tool mcp__db__query --out raw.jsonl
   $ replay-history export --format sharegpt --system-prompt ./deploy/system.txt --out agent.jsonl
   $ replay-history export --format trl --max-tokens 8192 --tokenizer ./Qwen2.5-Coder-7B/tokenizer.json --out fit.jsonl`,

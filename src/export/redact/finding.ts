@@ -29,4 +29,6 @@ export const PRIORITY = {
   bare: 4.5,
   email: 5,
   home: 6,
+  /** a learned person's name (redact/names.ts): last, so an email or a home path around it stays one */
+  person: 6.5,
 } as const;
