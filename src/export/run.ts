@@ -83,16 +83,29 @@ function messageText(message: SampleMessage): string {
   return message.content;
 }
 
-/** A counter that remembers long texts it counted: a session's tool list is the same in each of its rows. */
+/** Texts kept with their counts, in UTF-16 code units (oldest forgotten first): about 32 MB of strings. */
+const COUNTED_MAX_CHARS = 16_000_000;
+
+/**
+ * A counter that remembers what it counted: each row's messages are counted once for its length and again for
+ * the report (mostly the same texts), every model-turn or user-turn row repeats the conversation before it, and
+ * a session's tool list is the same in each of its rows. Bounded, so memory does not grow with the store.
+ */
 function remembering(count: Count): Count {
   const known = new Map<string, number>();
+  let chars = 0;
   return (text) => {
-    if (text.length < 2048) return count(text);
     const seen = known.get(text);
     if (seen !== undefined) return seen;
     const n = count(text);
-    if (known.size >= 64) known.delete(known.keys().next().value as string);
     known.set(text, n);
+    chars += text.length;
+    if (chars > COUNTED_MAX_CHARS)
+      for (const old of known.keys()) {
+        known.delete(old);
+        chars -= old.length;
+        if (chars <= COUNTED_MAX_CHARS / 2) break;
+      }
     return n;
   };
 }
