@@ -18,9 +18,10 @@ import {
   type TrainOn,
 } from './build.js';
 import { type Redacting, redactSample } from './clean.js';
+import { CountThread } from './count-thread.js';
 import type { Format, Sample, SampleMessage, Unit } from './sample.js';
 import { type Side, sideOf } from './split.js';
-import { type Measure, o200k } from './tokenizer.js';
+import { type Measure, o200k, remembering } from './tokenizer.js';
 
 export interface ExportSettings {
   format: Format;
@@ -83,33 +84,6 @@ function messageText(message: SampleMessage): string {
   return message.content;
 }
 
-/** Texts kept with their counts, in UTF-16 code units (oldest forgotten first): about 32 MB of strings. */
-const COUNTED_MAX_CHARS = 16_000_000;
-
-/**
- * A counter that remembers what it counted: each row's messages are counted once for its length and again for
- * the report (mostly the same texts), every model-turn or user-turn row repeats the conversation before it, and
- * a session's tool list is the same in each of its rows. Bounded, so memory does not grow with the store.
- */
-function remembering(count: Count): Count {
-  const known = new Map<string, number>();
-  let chars = 0;
-  return (text) => {
-    const seen = known.get(text);
-    if (seen !== undefined) return seen;
-    const n = count(text);
-    known.set(text, n);
-    chars += text.length;
-    if (chars > COUNTED_MAX_CHARS)
-      for (const old of known.keys()) {
-        known.delete(old);
-        chars -= old.length;
-        if (chars <= COUNTED_MAX_CHARS / 2) break;
-      }
-    return n;
-  };
-}
-
 /** Tokens of the sample's text, and of the part a trainer learns. */
 function tokens(sample: Sample, count: Count): { total: number; trained: number } {
   let total = 0;
@@ -134,6 +108,8 @@ export class Exporter {
   /** Row lengths before and after the budget (one number a row, for the percentiles). */
   private readonly before: number[] = [];
   private readonly after: number[] = [];
+  /** Where the report's counts are made without --max-tokens (count-thread.ts); null until first asked. */
+  private thread: CountThread | undefined | null = null;
 
   constructor(
     private readonly settings: ExportSettings,
@@ -205,9 +181,7 @@ export class Exporter {
     const sample = reopened ?? prompted;
     const budget = this.settings.maxTokens;
     if (budget === undefined) {
-      const length = sampleTokens(sample, this.count);
-      this.before.push(length);
-      await this.emit(sample, length);
+      await this.emit(sample);
       return;
     }
     const fitted = fitToBudget(sample, budget, this.count);
@@ -231,11 +205,60 @@ export class Exporter {
       await this.emit(piece, fitted.tokens[index] as number);
   }
 
-  /** One sample of the output: rendered, checked for a duplicate, written to its side, counted. */
-  private async emit(sample: Sample, length: number): Promise<void> {
+  /**
+   * The thread that counts for the report, when nothing written depends on the counts (no --max-tokens) and they
+   * are in o200k; undefined: counted here.
+   */
+  private counter(): CountThread | undefined {
+    if (this.thread === null)
+      this.thread =
+        this.settings.maxTokens === undefined && (this.settings.measure ?? o200k) === o200k
+          ? CountThread.open()
+          : undefined;
+    return this.thread;
+  }
+
+  /**
+   * The row's length (and, if it was written, its tokens for the report) counted on the thread: its texts are
+   * collected by running the same functions with a counter that only notes them, and the same functions run
+   * again on their counts when they come back, so the figures are those of counting here.
+   */
+  private async later(thread: CountThread, sample: Sample, written: boolean): Promise<void> {
+    const texts: string[] = [];
+    const note: Count = (text) => {
+      texts.push(text);
+      return 0;
+    };
+    sampleTokens(sample, note);
+    if (written) tokens(sample, note);
+    await thread.add(texts, (counts, at) => {
+      let next = at;
+      const counted: Count = () => counts[next++] as number;
+      const length = sampleTokens(sample, counted);
+      this.before.push(length);
+      if (!written) return;
+      const figures = tokens(sample, counted);
+      this.report.tokens.total += figures.total;
+      this.report.tokens.trained += figures.trained;
+      this.after.push(length);
+    });
+  }
+
+  /**
+   * One sample of the output: rendered, checked for a duplicate, written to its side, counted. `length`: its
+   * tokens as fitted to --max-tokens; without it, counted here or on the thread.
+   */
+  private async emit(sample: Sample, fitted?: number): Promise<void> {
+    const thread = fitted === undefined ? this.counter() : undefined;
+    let length = fitted;
+    if (length === undefined && !thread) {
+      length = sampleTokens(sample, this.count);
+      this.before.push(length);
+    }
     const rendered = this.settings.format.render(sample);
     if ('skip' in rendered) {
       this.skip(`${this.settings.format.name}: ${rendered.skip}`);
+      if (thread) await this.later(thread, sample, false);
       return;
     }
     for (const warning of rendered.warnings ?? []) bump(this.report.warnings, warning);
@@ -247,6 +270,7 @@ export class Exporter {
     const digest = createHash('sha256').update(canonicalJson(rendered.row)).digest('base64').slice(0, 22);
     if (this.seen.has(digest)) {
       this.report.duplicates++;
+      if (thread) await this.later(thread, sample, false);
       return;
     }
     this.seen.add(digest);
@@ -255,10 +279,13 @@ export class Exporter {
         ? 'train'
         : sideOf(sample.session, this.settings.seed, this.settings.split);
     await this.write(row, side);
-    const counted = tokens(sample, this.count);
-    this.report.tokens.total += counted.total;
-    this.report.tokens.trained += counted.trained;
-    this.after.push(length);
+    if (thread) await this.later(thread, sample, true);
+    else {
+      const counted = tokens(sample, this.count);
+      this.report.tokens.total += counted.total;
+      this.report.tokens.trained += counted.trained;
+      this.after.push(length as number);
+    }
     this.report.samples.written++;
     this.report.samples[side]++;
   }
@@ -267,21 +294,22 @@ export class Exporter {
   async fromStore(sessions: SessionStore, onSession?: (done: number, total: number) => void): Promise<void> {
     const ids = sessions.allIds({ branches: this.settings.branches === true });
     let done = 0;
-    for (const id of ids) {
-      onSession?.(++done, ids.length);
-      const row = sessions.row(id);
-      if (!row) continue;
-      this.report.sessions++;
-      if (row.turn_count < this.settings.minTurns) {
-        this.skip(`fewer than ${this.settings.minTurns} model turns`);
-        continue;
+    await this.finishing(async () => {
+      for (const id of ids) {
+        onSession?.(++done, ids.length);
+        const row = sessions.row(id);
+        if (!row) continue;
+        this.report.sessions++;
+        if (row.turn_count < this.settings.minTurns) {
+          this.skip(`fewer than ${this.settings.minTurns} model turns`);
+          continue;
+        }
+        const loaded = sessions.load(id);
+        if (!loaded) continue;
+        for (const built of fromSession(loaded.session, loaded.own, this.buildOptions(loaded.session.agent)))
+          await this.take(built);
       }
-      const loaded = sessions.load(id);
-      if (!loaded) continue;
-      for (const built of fromSession(loaded.session, loaded.own, this.buildOptions(loaded.session.agent)))
-        await this.take(built);
-    }
-    this.finish();
+    });
   }
 
   /** A replay run's pairs (its pairs file, only the lines of this run); failed turns are counted, not written. */
@@ -297,22 +325,23 @@ export class Exporter {
       if (row && row.turn_count < this.settings.minTurns) short.add(id);
     }
     const dpo = this.settings.format.name === 'dpo';
-    if (run.mode === 'free' && this.settings.unit === 'session' && !dpo) {
-      await this.freeSessions(run, short);
-    } else {
-      for (const { pair } of pairLines(run, this.badLine)) {
-        if (short.has(pair.session)) {
-          this.skip(`fewer than ${this.settings.minTurns} model turns`);
-          continue;
+    await this.finishing(async () => {
+      if (run.mode === 'free' && this.settings.unit === 'session' && !dpo) {
+        await this.freeSessions(run, short);
+      } else {
+        for (const { pair } of pairLines(run, this.badLine)) {
+          if (short.has(pair.session)) {
+            this.skip(`fewer than ${this.settings.minTurns} model turns`);
+            continue;
+          }
+          await this.take(
+            dpo
+              ? preferenceFromPair(pair, this.settings.includeInjected)
+              : fromPair(pair, this.buildOptions(pair.agent as Sample['agent'])),
+          );
         }
-        await this.take(
-          dpo
-            ? preferenceFromPair(pair, this.settings.includeInjected)
-            : fromPair(pair, this.buildOptions(pair.agent as Sample['agent'])),
-        );
       }
-    }
-    this.finish();
+    });
   }
 
   /**
@@ -357,7 +386,17 @@ export class Exporter {
     }
   }
 
-  private finish(): void {
+  /** Every sample taken, then the report completed (the counts of the thread waited for). */
+  private async finishing(takeAll: () => Promise<void>): Promise<void> {
+    try {
+      await takeAll();
+    } catch (error) {
+      this.thread?.abandon();
+      this.thread = undefined;
+      throw error;
+    }
+    await this.thread?.finish();
+    this.thread = undefined;
     if (this.settings.redactor) this.report.redactions = this.settings.redactor.counts();
     this.report.length.before = spread(this.before);
     this.report.length.after = spread(this.after);
