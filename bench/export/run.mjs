@@ -2,8 +2,10 @@
 // Export benchmark: how fast `replay-history export` writes training data from a store of 1,000 and 10,000
 // sessions (samples/s, sessions/s, MB/s of output) and whether its memory stays flat as the store grows, for four
 // exports — openai per session (redacted, the default, and --no-redact), openai per model turn, sharegpt per user
-// turn — against the floor every export pays in the same run: reading every session through the store
-// (SessionStore.load), and below that a raw read of the messages table. Prints figures only; it asserts no timings.
+// turn — against the floor every export is held to in the same run: reading every session through the store
+// (SessionStore.load) and writing its messages as JSON lines (JSON.stringify, 1 MB writes; MB/s of what it
+// wrote), and below that the reading alone and a raw read of the messages table. Prints figures only; it asserts
+// no timings.
 //
 //   npm run bench:export                  (builds first; 1,000 and 10,000 sessions, median of 3)
 //   node bench/export/run.mjs [--sizes 1000,10000] [--runs 3] [--seed 1] [--no-probe] [--profile] [--json]
@@ -251,12 +253,15 @@ async function exportOnce(store, scenario, scratch, how = 'measure') {
 
 async function baselineOnce(store, mode, scratch, how = 'measure') {
   const usageFile = join(scratch, 'usage.json');
-  const args = [baseline, '--mode', mode, '--db', store.db];
+  const out = join(scratch, 'floor.jsonl');
+  const args = [baseline, '--mode', mode, '--db', store.db, ...(mode === 'jsonl' ? ['--out', out] : [])];
   const run =
     how === 'probe'
       ? await runNode(['--expose-gc', probe, ...args], usageFile, { BENCH_PROBE_FILE: usageFile })
       : await runNode([measure, ...args], usageFile);
   run.report = parseJson(run.stdout.trim().split('\n').pop());
+  run.outBytes = existsSync(out) ? statSync(out).size : 0;
+  rmSync(out, { force: true });
   if (run.code !== 0 || !run.report)
     throw new Error(`baseline ${mode} failed (exit ${run.code}):\n${run.stderr.slice(0, 2000)}`);
   return run;
@@ -287,6 +292,7 @@ async function measureStore(store, scratch) {
   const measurements = [
     { key: 'raw', once: () => baselineOnce(store, 'raw', scratch) },
     { key: 'load', once: () => baselineOnce(store, 'load', scratch) },
+    { key: 'jsonl', once: () => baselineOnce(store, 'jsonl', scratch) },
     ...scenarios.map((s) => ({ key: s.key, once: () => exportOnce(store, s, scratch) })),
   ];
   const results = new Map(measurements.map((m) => [m.key, []]));
@@ -298,8 +304,10 @@ async function measureStore(store, scratch) {
   }
   const probes = new Map();
   if (values.probe) {
-    log(`  ${name}: load, under the heap probe ...`);
-    probes.set('load', await baselineOnce(store, 'load', scratch, 'probe'));
+    for (const mode of ['load', 'jsonl']) {
+      log(`  ${name}: ${mode}, under the heap probe ...`);
+      probes.set(mode, await baselineOnce(store, mode, scratch, 'probe'));
+    }
     for (const s of scenarios) {
       log(`  ${name}: ${s.key}, under the heap probe ...`);
       probes.set(s.key, await exportOnce(store, s, scratch, 'probe'));
@@ -353,6 +361,7 @@ function sizeResult(m) {
   });
   const raw = m.picked.get('raw');
   const load = m.picked.get('load');
+  const jsonl = m.picked.get('jsonl');
   const floor = load.seconds;
   const baselines = {
     raw: { ...common(raw), ...raw.report, sessionsPerSecond: raw.report.sessions / raw.seconds },
@@ -361,6 +370,14 @@ function sizeResult(m) {
       ...load.report,
       sessionsPerSecond: load.report.sessions / load.seconds,
       probe: probeSummary(m.probes.get('load')),
+    },
+    jsonl: {
+      ...common(jsonl),
+      ...jsonl.report,
+      sessionsPerSecond: jsonl.report.sessions / jsonl.seconds,
+      outBytes: jsonl.outBytes,
+      outMBPerSecond: jsonl.outBytes / MB / jsonl.seconds,
+      probe: probeSummary(m.probes.get('jsonl')),
     },
   };
   const exports = scenarios.map((s) => {
@@ -379,6 +396,8 @@ function sizeResult(m) {
       outBytes: r.outBytes,
       outMBPerSecond: r.outBytes / MB / r.seconds,
       ratioToLoad: r.seconds / floor,
+      ratioToFloor: r.seconds / jsonl.seconds,
+      mbPerSecondOfFloor: r.outBytes / MB / r.seconds / (jsonl.outBytes / MB / jsonl.seconds),
       msPerSampleAboveLoad: ((r.seconds - floor) * 1000) / written,
       tokens: r.report.tokens,
       duplicates: r.report.duplicates,
@@ -422,6 +441,11 @@ function memoryVerdict(results) {
   const last = results[results.length - 1];
   const rows = [
     { key: 'load', label: 'load floor (SessionStore.load)', at: (r) => r.baselines.load },
+    {
+      key: 'jsonl',
+      label: 'floor: load, written as JSON lines',
+      at: (r) => r.baselines.jsonl ?? r.baselines.load,
+    },
     ...scenarios.map((s) => ({
       key: s.key,
       label: s.label,
@@ -444,7 +468,7 @@ function memoryVerdict(results) {
 }
 
 function renderSize(r, startup) {
-  const { raw, load } = r.baselines;
+  const { raw, load, jsonl } = r.baselines;
   const head = [
     '',
     'samples',
@@ -456,6 +480,7 @@ function renderSize(r, startup) {
     'CPU (s)',
     'peak RSS (MiB)',
     '÷ load',
+    '÷ floor',
     'ms/sample over load',
     'each run (s)',
   ];
@@ -464,12 +489,13 @@ function renderSize(r, startup) {
     '',
     '',
     int(b.sessionsPerSecond),
-    '',
-    '',
+    b.outBytes ? num(b.outBytes / MB) : '',
+    b.outBytes ? num(b.outMBPerSecond) : '',
     secs(b.wallSeconds),
     secs(b.cpuSeconds),
     mib(b.peakRssKiB),
     num(b.wallSeconds / load.wallSeconds, 2),
+    jsonl ? num(b.wallSeconds / jsonl.wallSeconds, 2) : '',
     '',
     b.wallSecondsRuns.map(secs).join(' '),
   ];
@@ -488,9 +514,11 @@ function renderSize(r, startup) {
       '',
       '',
       '',
+      '',
     ],
     baselineRow('raw read of the messages table', raw),
-    baselineRow('load floor: SessionStore.load, every session', load),
+    baselineRow('SessionStore.load, every session', load),
+    ...(jsonl ? [baselineRow('floor: SessionStore.load, written as JSON lines', jsonl)] : []),
     ...r.exports.map((e) => [
       e.label,
       int(e.samples),
@@ -502,6 +530,7 @@ function renderSize(r, startup) {
       secs(e.cpuSeconds),
       mib(e.peakRssKiB),
       `${num(e.ratioToLoad, e.ratioToLoad < 10 ? 2 : 1)}×`,
+      e.ratioToFloor === undefined ? '' : `${num(e.ratioToFloor, e.ratioToFloor < 10 ? 2 : 1)}×`,
       num(e.msPerSampleAboveLoad, 2),
       e.wallSecondsRuns.map(secs).join(' '),
     ]),
@@ -539,7 +568,7 @@ function renderSize(r, startup) {
   if (r.exports.some((e) => e.probe)) {
     lines.push(
       'Heap probe (one more run each; live heap after a full GC, most / V8 heap reserved, most / outside the heap, most; MiB): ' +
-        [['load', load.probe], ...r.exports.map((e) => [e.key, e.probe])]
+        [['load', load.probe], ['jsonl', jsonl?.probe], ...r.exports.map((e) => [e.key, e.probe])]
           .filter(([, p]) => p)
           .map(
             ([k, p]) =>

@@ -29,14 +29,25 @@ export function messageText(message: SampleMessage): string {
  */
 export function toolTokens(tools: readonly SampleTool[], count: Count): number {
   if (tools.length === 0) return 0;
-  return count(
-    JSON.stringify(
+  return count(toolsText(tools));
+}
+
+/** A session's rows share its tool list: its text is made once. */
+const toolsTexts = new WeakMap<readonly SampleTool[], string>();
+
+/** The text `toolTokens` counts (a non-empty list). */
+export function toolsText(tools: readonly SampleTool[]): string {
+  let text = toolsTexts.get(tools);
+  if (text === undefined) {
+    text = JSON.stringify(
       tools.map((tool) => ({
         type: 'function',
         function: { name: tool.name, description: tool.description, parameters: tool.parameters },
       })),
-    ),
-  );
+    );
+    toolsTexts.set(tools, text);
+  }
+  return text;
 }
 
 export function messageTokens(message: SampleMessage, count: Count): number {

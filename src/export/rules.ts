@@ -417,11 +417,41 @@ function shape(
   };
 }
 
+/**
+ * The keywords of every `when` gate of more than one character, searched for all at once: one pass over a text
+ * (redact/keywords.ts, ASCII case-insensitive) tells which may be in it, in place of an `includes` per keyword
+ * per detector. The detectors run one after another on the same text, so the last text's answer is kept.
+ */
+const gateWords: string[] = [];
+let gates: KeywordSet | undefined;
+let gatedText: string | undefined;
+let gatesFound = new Set<number>();
+
+function gatesIn(text: string): Set<number> {
+  if (text !== gatedText) {
+    gates ??= new KeywordSet(gateWords);
+    gatesFound = gates.found(text);
+    gatedText = text;
+  }
+  return gatesFound;
+}
+
 /** Runs the detector only if the text contains one of the keywords (a cheap filter, as gitleaks' `keywords`). */
 function when(keywords: string[] | RegExp, detector: Detector): Detector {
+  if (!Array.isArray(keywords))
+    return (text, add) => {
+      if (keywords.test(text)) detector(text, add);
+    };
+  // a one-character keyword is in almost every text: `includes` finds it at once
+  if (keywords.some((k) => k.length === 1))
+    return (text, add) => {
+      if (keywords.some((k) => text.includes(k))) detector(text, add);
+    };
+  const indices = keywords.map((k) => gateWords.push(k) - 1);
   return (text, add) => {
-    if (Array.isArray(keywords) ? keywords.some((k) => text.includes(k)) : keywords.test(text))
-      detector(text, add);
+    // found case-insensitively first: a keyword the pass did not see is not in the text in any case
+    const found = gatesIn(text);
+    if (keywords.some((k, n) => found.has(indices[n] as number) && text.includes(k))) detector(text, add);
   };
 }
 

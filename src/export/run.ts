@@ -18,9 +18,10 @@ import {
   type TrainOn,
 } from './build.js';
 import { type Redacting, redactSample } from './clean.js';
+import { CountThread } from './count-thread.js';
 import type { Format, Sample, SampleMessage, Unit } from './sample.js';
 import { type Side, sideOf } from './split.js';
-import { type Measure, o200k } from './tokenizer.js';
+import { type Measure, o200k, remembering } from './tokenizer.js';
 
 export interface ExportSettings {
   format: Format;
@@ -83,20 +84,6 @@ function messageText(message: SampleMessage): string {
   return message.content;
 }
 
-/** A counter that remembers long texts it counted: a session's tool list is the same in each of its rows. */
-function remembering(count: Count): Count {
-  const known = new Map<string, number>();
-  return (text) => {
-    if (text.length < 2048) return count(text);
-    const seen = known.get(text);
-    if (seen !== undefined) return seen;
-    const n = count(text);
-    if (known.size >= 64) known.delete(known.keys().next().value as string);
-    known.set(text, n);
-    return n;
-  };
-}
-
 /** Tokens of the sample's text, and of the part a trainer learns. */
 function tokens(sample: Sample, count: Count): { total: number; trained: number } {
   let total = 0;
@@ -121,6 +108,8 @@ export class Exporter {
   /** Row lengths before and after the budget (one number a row, for the percentiles). */
   private readonly before: number[] = [];
   private readonly after: number[] = [];
+  /** Where the report's counts are made without --max-tokens (count-thread.ts); null until first asked. */
+  private thread: CountThread | undefined | null = null;
 
   constructor(
     private readonly settings: ExportSettings,
@@ -192,9 +181,7 @@ export class Exporter {
     const sample = reopened ?? prompted;
     const budget = this.settings.maxTokens;
     if (budget === undefined) {
-      const length = sampleTokens(sample, this.count);
-      this.before.push(length);
-      await this.emit(sample, length);
+      await this.emit(sample);
       return;
     }
     const fitted = fitToBudget(sample, budget, this.count);
@@ -218,11 +205,60 @@ export class Exporter {
       await this.emit(piece, fitted.tokens[index] as number);
   }
 
-  /** One sample of the output: rendered, checked for a duplicate, written to its side, counted. */
-  private async emit(sample: Sample, length: number): Promise<void> {
+  /**
+   * The thread that counts for the report, when nothing written depends on the counts (no --max-tokens) and they
+   * are in o200k; undefined: counted here.
+   */
+  private counter(): CountThread | undefined {
+    if (this.thread === null)
+      this.thread =
+        this.settings.maxTokens === undefined && (this.settings.measure ?? o200k) === o200k
+          ? CountThread.open()
+          : undefined;
+    return this.thread;
+  }
+
+  /**
+   * The row's length (and, if it was written, its tokens for the report) counted on the thread: its texts are
+   * collected by running the same functions with a counter that only notes them, and the same functions run
+   * again on their counts when they come back, so the figures are those of counting here.
+   */
+  private async later(thread: CountThread, sample: Sample, written: boolean): Promise<void> {
+    const texts: string[] = [];
+    const note: Count = (text) => {
+      texts.push(text);
+      return 0;
+    };
+    sampleTokens(sample, note);
+    if (written) tokens(sample, note);
+    await thread.add(texts, (counts, at) => {
+      let next = at;
+      const counted: Count = () => counts[next++] as number;
+      const length = sampleTokens(sample, counted);
+      this.before.push(length);
+      if (!written) return;
+      const figures = tokens(sample, counted);
+      this.report.tokens.total += figures.total;
+      this.report.tokens.trained += figures.trained;
+      this.after.push(length);
+    });
+  }
+
+  /**
+   * One sample of the output: rendered, checked for a duplicate, written to its side, counted. `length`: its
+   * tokens as fitted to --max-tokens; without it, counted here or on the thread.
+   */
+  private async emit(sample: Sample, fitted?: number): Promise<void> {
+    const thread = fitted === undefined ? this.counter() : undefined;
+    let length = fitted;
+    if (length === undefined && !thread) {
+      length = sampleTokens(sample, this.count);
+      this.before.push(length);
+    }
     const rendered = this.settings.format.render(sample);
     if ('skip' in rendered) {
       this.skip(`${this.settings.format.name}: ${rendered.skip}`);
+      if (thread) await this.later(thread, sample, false);
       return;
     }
     for (const warning of rendered.warnings ?? []) bump(this.report.warnings, warning);
@@ -234,6 +270,7 @@ export class Exporter {
     const digest = createHash('sha256').update(canonicalJson(rendered.row)).digest('base64').slice(0, 22);
     if (this.seen.has(digest)) {
       this.report.duplicates++;
+      if (thread) await this.later(thread, sample, false);
       return;
     }
     this.seen.add(digest);
@@ -242,10 +279,13 @@ export class Exporter {
         ? 'train'
         : sideOf(sample.session, this.settings.seed, this.settings.split);
     await this.write(row, side);
-    const counted = tokens(sample, this.count);
-    this.report.tokens.total += counted.total;
-    this.report.tokens.trained += counted.trained;
-    this.after.push(length);
+    if (thread) await this.later(thread, sample, true);
+    else {
+      const counted = tokens(sample, this.count);
+      this.report.tokens.total += counted.total;
+      this.report.tokens.trained += counted.trained;
+      this.after.push(length as number);
+    }
     this.report.samples.written++;
     this.report.samples[side]++;
   }
@@ -261,21 +301,22 @@ export class Exporter {
         learn(sessions.messages(id));
       }
     let done = 0;
-    for (const id of ids) {
-      onSession?.(++done, ids.length);
-      const row = sessions.row(id);
-      if (!row) continue;
-      this.report.sessions++;
-      if (row.turn_count < this.settings.minTurns) {
-        this.skip(`fewer than ${this.settings.minTurns} model turns`);
-        continue;
+    await this.finishing(async () => {
+      for (const id of ids) {
+        onSession?.(++done, ids.length);
+        const row = sessions.row(id);
+        if (!row) continue;
+        this.report.sessions++;
+        if (row.turn_count < this.settings.minTurns) {
+          this.skip(`fewer than ${this.settings.minTurns} model turns`);
+          continue;
+        }
+        const loaded = sessions.load(id);
+        if (!loaded) continue;
+        for (const built of fromSession(loaded.session, loaded.own, this.buildOptions(loaded.session.agent)))
+          await this.take(built);
       }
-      const loaded = sessions.load(id);
-      if (!loaded) continue;
-      for (const built of fromSession(loaded.session, loaded.own, this.buildOptions(loaded.session.agent)))
-        await this.take(built);
-    }
-    this.finish();
+    });
   }
 
   /** A replay run's pairs (its pairs file, only the lines of this run); failed turns are counted, not written. */
@@ -294,22 +335,23 @@ export class Exporter {
     const learn = this.settings.redactor?.learnNames?.bind(this.settings.redactor);
     // First pass: the people's names of every pair (lines that cannot be read are said by the second pass).
     if (learn) for (const { pair } of pairLines(run, () => {})) learn(pair);
-    if (run.mode === 'free' && this.settings.unit === 'session' && !dpo) {
-      await this.freeSessions(run, short);
-    } else {
-      for (const { pair } of pairLines(run, this.badLine)) {
-        if (short.has(pair.session)) {
-          this.skip(`fewer than ${this.settings.minTurns} model turns`);
-          continue;
+    await this.finishing(async () => {
+      if (run.mode === 'free' && this.settings.unit === 'session' && !dpo) {
+        await this.freeSessions(run, short);
+      } else {
+        for (const { pair } of pairLines(run, this.badLine)) {
+          if (short.has(pair.session)) {
+            this.skip(`fewer than ${this.settings.minTurns} model turns`);
+            continue;
+          }
+          await this.take(
+            dpo
+              ? preferenceFromPair(pair, this.settings.includeInjected)
+              : fromPair(pair, this.buildOptions(pair.agent as Sample['agent'])),
+          );
         }
-        await this.take(
-          dpo
-            ? preferenceFromPair(pair, this.settings.includeInjected)
-            : fromPair(pair, this.buildOptions(pair.agent as Sample['agent'])),
-        );
       }
-    }
-    this.finish();
+    });
   }
 
   /**
@@ -354,7 +396,17 @@ export class Exporter {
     }
   }
 
-  private finish(): void {
+  /** Every sample taken, then the report completed (the counts of the thread waited for). */
+  private async finishing(takeAll: () => Promise<void>): Promise<void> {
+    try {
+      await takeAll();
+    } catch (error) {
+      this.thread?.abandon();
+      this.thread = undefined;
+      throw error;
+    }
+    await this.thread?.finish();
+    this.thread = undefined;
     if (this.settings.redactor) this.report.redactions = this.settings.redactor.counts();
     this.report.length.before = spread(this.before);
     this.report.length.after = spread(this.after);

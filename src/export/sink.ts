@@ -15,6 +15,12 @@ import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 
+/**
+ * Bytes a file's stream takes before a row waits for them to be written: rows of a session export are ~50 KB,
+ * and with the default 16 KB every row waited for a write of its own.
+ */
+const ROWS_BUFFERED = 1 << 20;
+
 /** What is at an `--out` path, which decides how it is written. */
 export type TargetKind = 'new' | 'file' | 'link' | 'character device' | 'block device' | 'fifo' | 'socket';
 
@@ -229,7 +235,7 @@ export class Sink {
       rmSync(temporary, { force: true });
       throw failure(target, error);
     }
-    return new Sink(target, handle.createWriteStream(), temporary);
+    return new Sink(target, handle.createWriteStream({ highWaterMark: ROWS_BUFFERED }), temporary);
   }
 
   /** One row, as a line. */

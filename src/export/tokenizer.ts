@@ -2,9 +2,9 @@
 // model being trained, from its own `tokenizer.json` (Hugging Face's format, read by @huggingface/tokenizers, a
 // pure-JS implementation of it), with its `tokenizer_config.json` where one is beside it.
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { Count } from './budget.js';
 
 export interface Measure {
@@ -13,7 +13,18 @@ export interface Measure {
   count: Count;
 }
 
-export const o200k: Measure = { name: 'o200k_base', count: (text) => countTokens(text) };
+// Loaded on the first count (its ranks are ~70 MB of heap): an export whose counts are made on the counting
+// thread (count-thread.ts) never loads it on the main thread.
+const require = createRequire(import.meta.url);
+let countTokens: Count | undefined;
+
+export const o200k: Measure = {
+  name: 'o200k_base',
+  count: (text) => {
+    countTokens ??= (require('gpt-tokenizer/encoding/o200k_base') as { countTokens: Count }).countTokens;
+    return countTokens(text);
+  },
+};
 
 export class TokenizerError extends Error {}
 
@@ -49,5 +60,32 @@ export function measureFor(choice: string | undefined): Measure {
     name: file,
     // Special tokens are the template's, counted per message (budget.ts perMessage), not per text.
     count: (text) => (text === '' ? 0 : tokenizer.encode(text, { add_special_tokens: false }).ids.length),
+  };
+}
+
+/** Texts kept with their counts, in UTF-16 code units (oldest forgotten first): at most 8 MB of strings. */
+const COUNTED_MAX_CHARS = 4_000_000;
+
+/**
+ * A counter that remembers what it counted: each row's messages are counted once for its length and again for
+ * the report (mostly the same texts), every model-turn or user-turn row repeats the conversation before it, and
+ * a session's tool list is the same in each of its rows. Bounded, so memory does not grow with the store.
+ */
+export function remembering(count: Count): Count {
+  const known = new Map<string, number>();
+  let chars = 0;
+  return (text) => {
+    const seen = known.get(text);
+    if (seen !== undefined) return seen;
+    const n = count(text);
+    known.set(text, n);
+    chars += text.length;
+    if (chars > COUNTED_MAX_CHARS)
+      for (const old of known.keys()) {
+        known.delete(old);
+        chars -= old.length;
+        if (chars <= COUNTED_MAX_CHARS / 2) break;
+      }
+    return n;
   };
 }
