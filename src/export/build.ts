@@ -1,10 +1,11 @@
 // Samples from stored sessions (the original turns) and from replay runs (pairs.jsonl). Pure apart from what it
 // is handed: the caller loads sessions and reads pairs.
-import { isHarnessText } from '../model/request.js';
+import { isHarnessText, type TurnRequest } from '../model/request.js';
 import { type Message, outputText, type Part, type Session, type ToolCall } from '../model/session.js';
 import { type Turn, turns } from '../model/turns.js';
 import { toolsFor } from '../replay/catalogue/index.js';
 import { type ChatMessage, chatText } from '../replay/chat.js';
+import { hasShape } from '../replay/context.js';
 import { type ElideOptions, elideRepeats, type ResultFate } from '../replay/elide.js';
 import type { Pair } from '../replay/pairs.js';
 import type {
@@ -137,6 +138,22 @@ export function oneSystem(messages: SampleMessage[]): SampleMessage[] {
   ];
 }
 
+/**
+ * The tools the model was offered at a turn whose request the agent recorded (Claude Code 2.1.3xx records each
+ * request's tool list: 10 tools where our catalogue has 49), as sample tools; undefined without a record.
+ */
+function recordedTools(request: TurnRequest | undefined): SampleTool[] | undefined {
+  if (!hasShape(request)) return undefined;
+  return request.tools.map((tool) => {
+    const entry = tool as { name?: unknown; description?: unknown; input_schema?: unknown };
+    return {
+      name: String(entry.name ?? ''),
+      description: typeof entry.description === 'string' ? entry.description : '',
+      parameters: (entry.input_schema as Record<string, unknown>) ?? { type: 'object', properties: {} },
+    };
+  });
+}
+
 function toolsOf(session: Session): SampleTool[] {
   return toolsFor(session).map((tool) => ({
     name: tool.name,
@@ -198,10 +215,23 @@ function fromTurn(
  * turn before the next real user message, trained from that user message on); a session (the last turn before
  * each compaction, and the last one: what the model saw whole).
  */
-export function* fromSession(session: Session, own: number, options: BuildOptions): Generator<Built> {
+export function* fromSession(
+  session: Session,
+  own: number,
+  options: BuildOptions,
+  requests?: ReadonlyMap<string, TurnRequest>,
+): Generator<Built> {
   if (options.trainOn === 'replayed')
     throw new Error('--train-on replayed needs a replay run (--from run:ID)');
-  const tools = toolsOf(session);
+  let catalogued: SampleTool[] | undefined;
+  // A turn's tools: the list its recorded request offered, else the catalogue's for the session.
+  const toolsAt = (turn: Turn) => {
+    const nativeId = turn.response.nativeId;
+    const recorded = recordedTools(nativeId !== undefined ? requests?.get(nativeId) : undefined);
+    if (recorded) return recorded;
+    catalogued ??= toolsOf(session);
+    return catalogued;
+  };
   let previous: Turn | undefined;
   let count = 0;
   const isRealUser = (message: Message) =>
@@ -225,7 +255,7 @@ export function* fromSession(session: Session, own: number, options: BuildOption
       session,
       turn,
       options,
-      tools,
+      toolsAt(turn),
       `${session.id}:${options.unit}:${turn.index + 1}`,
       trainFrom(turn),
     );

@@ -313,7 +313,15 @@ export class Exporter {
         }
         const loaded = sessions.load(id);
         if (!loaded) continue;
-        for (const built of fromSession(loaded.session, loaded.own, this.buildOptions(loaded.session.agent)))
+        // The requests Claude Code recorded (2.1.3xx): each turn is offered the tools its request offered.
+        const requests =
+          loaded.session.agent === 'claude-code' ? sessions.loadRequests(id).byResponse : undefined;
+        for (const built of fromSession(
+          loaded.session,
+          loaded.own,
+          this.buildOptions(loaded.session.agent),
+          requests,
+        ))
           await this.take(built);
       }
     });

@@ -99,7 +99,7 @@ function erroredResults(context: readonly Message[]): string[] {
 }
 
 /** Does the request record know the system blocks and tools (its shape was found)? */
-function hasShape(request: TurnRequest | undefined): request is TurnRequest {
+export function hasShape(request: TurnRequest | undefined): request is TurnRequest {
   return request !== undefined && !request.missing.some((hash) => hash.startsWith('shape:'));
 }
 

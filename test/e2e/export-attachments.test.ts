@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root, run, tempDir } from '../helpers/cli.js';
+import { loggedRequests } from '../helpers/requests-log.js';
 
 // The harness text Claude Code 2.1.328 logs as rendered attachments (its environment/date system messages, the
 // gitStatus and attribution reminders) is injected text: export leaves it out unless --include-injected, as it
@@ -18,7 +19,10 @@ beforeAll(async () => {
 });
 afterAll(() => dir.remove());
 
-type Row = { messages: { role: string; content: string | null }[] };
+type Row = {
+  messages: { role: string; content: string | null }[];
+  tools?: { function: { name: string; description: string } }[];
+};
 const exported = async (extra: string[]): Promise<Row[]> => {
   const out = join(dir.path, `${extra.length}.jsonl`);
   const result = await run([
@@ -62,5 +66,27 @@ describe('export and the harness text logged as attachments', () => {
       expect(systems[0]?.content).toContain('# Environment');
     }
     expect(harness(all).length).toBeGreaterThan(29);
+  });
+});
+
+describe('export and the tools the model was offered', () => {
+  it('gives each turn the tool list its recorded request offered, not our catalogue', async () => {
+    const rows = await exported([]);
+    // What the model server received, by the list of tool names (main thread: 10 tools; an Explore sub-agent: 7).
+    const offered = new Map<string, string[]>();
+    for (const request of loggedRequests<{ tools: { name: string; description: string }[] }>()) {
+      if (request.kind !== 'scripted') continue;
+      offered.set(
+        request.body.tools.map((tool) => tool.name).join(','),
+        request.body.tools.map((t) => t.description),
+      );
+    }
+    expect(rows).toHaveLength(29);
+    for (const row of rows) {
+      const names = (row.tools ?? []).map((tool) => tool.function.name).join(',');
+      expect([...offered.keys()]).toContain(names);
+      expect((row.tools ?? []).map((tool) => tool.function.description)).toEqual(offered.get(names));
+    }
+    expect(new Set(rows.map((row) => row.tools?.length))).toEqual(new Set([10, 7]));
   });
 });
