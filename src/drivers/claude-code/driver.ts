@@ -20,7 +20,7 @@ import { type AnthropicWire, chatFromWire, messageBlocks, outputBlocks } from '.
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
-import { sandboxed } from '../../verify/sandbox.js';
+import { confined } from '../common/confine.js';
 import { newSecret, redact } from '../common/loopback.js';
 import { promptsOf, rebase } from '../common/prompts.js';
 import {
@@ -515,17 +515,7 @@ async function claudeSession(run: ClaudeReplay, id: string): Promise<void> {
       ];
       // Under the watchdog: should this process die without cleaning up, Claude Code is stopped too.
       const watched = [environment.watchdog, String(process.pid), run.binary, ...args];
-      const argv = run.sandbox
-        ? sandboxed(watched, {
-            readOnly: [...new Set([workspace, ...run.sandbox.readOnly])],
-            writable: [environment.root],
-            network: true,
-            cwd: workspace,
-            ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
-          })
-        : run.view
-          ? run.view.wrap(watched, session.id, workspace)
-          : watched;
+      const argv = confined(watched, run, { sessionId: session.id, workspace, root: environment.root });
       const child = await execa(argv[0] as string, argv.slice(1), {
         cwd: workspace,
         env: environment.env,

@@ -2,6 +2,7 @@
 // loop — with every tool call denied by the hook and answered from the recording by call_id at the proxy.
 // One `codex exec` per prompt the user typed, the later ones `codex exec resume <thread>`; each agent step a
 // pair on the Responses wire, as Codex sent it.
+
 import { execa } from 'execa';
 import type { Message, ToolResult } from '../../model/session.js';
 import { type Turn, turns } from '../../model/turns.js';
@@ -16,7 +17,7 @@ import { chatFromResponses, outputItems, outputValue, type ResponsesWire } from 
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
-import { sandboxed } from '../../verify/sandbox.js';
+import { confined } from '../common/confine.js';
 import { newSecret, redact } from '../common/loopback.js';
 import { promptsOf, rebase, textOf } from '../common/prompts.js';
 import {
@@ -359,17 +360,7 @@ async function codexSession(run: CodexReplay, id: string): Promise<void> {
       const args = [...environment.args, ...(thread ? ['resume', thread] : []), '-'];
       // Under the watchdog: should this process die without cleaning up, Codex is stopped too.
       const watched = [environment.watchdog, String(process.pid), run.binary, ...args];
-      const argv = run.sandbox
-        ? sandboxed(watched, {
-            readOnly: [...new Set([workspace, ...run.sandbox.readOnly])],
-            writable: [environment.root],
-            network: true,
-            cwd: workspace,
-            ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
-          })
-        : run.view
-          ? run.view.wrap(watched, session.id, workspace)
-          : watched;
+      const argv = confined(watched, run, { sessionId: session.id, workspace, root: environment.root });
       const child = await execa(argv[0] as string, argv.slice(1), {
         cwd: workspace,
         env: environment.env,

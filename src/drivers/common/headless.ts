@@ -5,6 +5,7 @@
 // per prompt under `--model recorded`, each call answered from the recording (or a miss), each agent step a
 // pair, the budget and `--on-miss stop`, the cause of a failed run. Every tool call was denied by the agent's own
 // hook before it ran; the proxy puts the recorded result in its place.
+
 import { randomUUID } from 'node:crypto';
 import { execa } from 'execa';
 import { outputText, type ToolResult } from '../../model/session.js';
@@ -18,9 +19,9 @@ import { type Pair, type PairsWriter, pairSchema } from '../../replay/pairs.js';
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
-import { sandboxed } from '../../verify/sandbox.js';
 import { mappedAgents, type RecordedName } from '../opencode/mapping.js';
 import { qwenCall, recordedFor } from '../qwen/mapping.js';
+import { confined } from './confine.js';
 import { newSecret, redact } from './loopback.js';
 import { promptsOf, rebase, textOf } from './prompts.js';
 import {
@@ -398,17 +399,7 @@ async function headlessSession<Request, Exchange extends HeadlessExchange>(
       const args = [...environment.args, ...agent.sessionArgs(index, chat)];
       // Under the watchdog: should this process die without cleaning up, the agent is stopped too.
       const watched = [...environment.watchdog, String(process.pid), run.binary, ...args];
-      const argv = run.sandbox
-        ? sandboxed(watched, {
-            readOnly: [...new Set([workspace, ...run.sandbox.readOnly])],
-            writable: [environment.root],
-            network: true,
-            cwd: workspace,
-            ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
-          })
-        : run.view
-          ? run.view.wrap(watched, session.id, workspace)
-          : watched;
+      const argv = confined(watched, run, { sessionId: session.id, workspace, root: environment.root });
       const child = await execa(argv[0] as string, argv.slice(1), {
         cwd: workspace,
         env: environment.env,

@@ -4,6 +4,7 @@
 // (recorded.ts), and each agent step becomes a pair. One opencode process per session (server.ts): each user
 // message is a prompt to it in the same opencode session, sent once the previous one is idle and the proxy has
 // delivered its last answer.
+
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolResult } from '../../model/session.js';
@@ -24,7 +25,7 @@ import type { Answer } from '../../replay/shortcircuit.js';
 import type { RunStore } from '../../store/runs.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { CopyOnWrite } from '../../verify/overlay.js';
-import { sandboxed } from '../../verify/sandbox.js';
+import { confined } from '../common/confine.js';
 import { newSecret, redact, socketFits } from '../common/loopback.js';
 import { type Prompt, promptsOf, rebase, textOf } from '../common/prompts.js';
 import {
@@ -369,17 +370,7 @@ async function opencodeSession(run: OpencodeReplay, id: string): Promise<void> {
       '--port',
       '0',
     ];
-    const argv = run.sandbox
-      ? sandboxed(watched, {
-          readOnly: [...new Set([workspace, ...run.sandbox.readOnly])],
-          writable: [environment.root],
-          network: true,
-          cwd: workspace,
-          ...(run.sandbox.bwrap ? { bwrap: run.sandbox.bwrap } : {}),
-        })
-      : run.view
-        ? run.view.wrap(watched, session.id, workspace)
-        : watched;
+    const argv = confined(watched, run, { sessionId: session.id, workspace, root: environment.root });
     // opencode's own basic auth on its API (which could run a shell): a password of this session's, held here.
     const password = newSecret();
     const fail = (why: string): void => {
