@@ -50,3 +50,18 @@ export function itemsJson(items: readonly unknown[]): string {
   }
   return `[${json}]`;
 }
+
+/** An object's JSON with each field's value serialised by `field`; `undefined` leaves the field out, as JSON does. */
+export function objectJson(
+  value: Record<string, unknown>,
+  field: (key: string, value: unknown) => string | undefined,
+): string {
+  if (typeof value.toJSON === 'function') return JSON.stringify(value);
+  let json = '';
+  for (const key of Object.keys(value)) {
+    const serialised = field(key, value[key]);
+    if (serialised === undefined) continue;
+    json += `${json === '' ? '' : ','}${JSON.stringify(key)}:${serialised}`;
+  }
+  return `{${json}}`;
+}

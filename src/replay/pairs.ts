@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { readLines } from '../sources/lines.js';
 import type { ChatMessage, ChatTool } from './chat.js';
-import { itemsJson, listJson } from './memo.js';
+import { itemsJson, listJson, objectJson } from './memo.js';
 import type { Wire } from './wire.js';
 
 export const pairSchema = 'replay-history.pair/v2';
@@ -208,21 +208,6 @@ function wireMessageJson(message: unknown): string {
   return objectJson(message, (key, value) =>
     key === 'content' && Array.isArray(value) ? itemsJson(value) : JSON.stringify(value),
   );
-}
-
-/** An object's JSON with each field's value serialised by `field`; `undefined` leaves the field out, as JSON does. */
-function objectJson(
-  value: Record<string, unknown>,
-  field: (key: string, value: unknown) => string | undefined,
-): string {
-  if (typeof value.toJSON === 'function') return JSON.stringify(value);
-  let json = '';
-  for (const key of Object.keys(value)) {
-    const serialised = field(key, value[key]);
-    if (serialised === undefined) continue;
-    json += `${json === '' ? '' : ','}${JSON.stringify(key)}:${serialised}`;
-  }
-  return `{${json}}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatToolCall } from '../chat.js';
-import { listJson } from '../memo.js';
+import { listJson, objectJson } from '../memo.js';
 import { providerError } from './errors.js';
 import type { Completion, Provider } from './types.js';
 
@@ -79,17 +79,13 @@ export function openaiProvider(options: HttpOptions): Provider {
 
 /** `JSON.stringify({ ...body, stream: false })`, byte for byte, with the messages' and tools' JSON reused. */
 export function bodyJson(body: Record<string, unknown>, messagesJson?: string): string {
-  let json = '';
-  for (const [key, value] of Object.entries({ ...body, stream: false })) {
-    const serialised =
-      key === 'messages' && messagesJson !== undefined
-        ? messagesJson
-        : key === 'tools'
-          ? listJson(value)
-          : JSON.stringify(value);
-    if (serialised !== undefined) json += `${json === '' ? '' : ','}${JSON.stringify(key)}:${serialised}`;
-  }
-  return `{${json}}`;
+  return objectJson({ ...body, stream: false }, (key, value) =>
+    key === 'messages' && messagesJson !== undefined
+      ? messagesJson
+      : key === 'tools'
+        ? listJson(value)
+        : JSON.stringify(value),
+  );
 }
 
 /** A streamed answer, put back together: text, reasoning, and tool calls whose arguments arrive in pieces. */
