@@ -4,10 +4,12 @@ import { isHarnessText, type TurnRequest } from '../model/request.js';
 import { type Message, outputText, type Part, type Session, type ToolCall } from '../model/session.js';
 import { type Turn, turns } from '../model/turns.js';
 import { toolsFor } from '../replay/catalogue/index.js';
+import type { ToolSpec } from '../replay/catalogue/types.js';
 import { type ChatMessage, chatText } from '../replay/chat.js';
 import { hasShape } from '../replay/context.js';
 import { type ElideOptions, elideRepeats, type ResultFate } from '../replay/elide.js';
 import type { Pair } from '../replay/pairs.js';
+import { specsOf } from '../replay/wire.js';
 import type {
   AssistantMessage,
   Sample,
@@ -143,19 +145,15 @@ export function oneSystem(messages: SampleMessage[]): SampleMessage[] {
  * request's tool list: 10 tools where our catalogue has 49), as sample tools; undefined without a record.
  */
 function recordedTools(request: TurnRequest | undefined): SampleTool[] | undefined {
-  if (!hasShape(request)) return undefined;
-  return request.tools.map((tool) => {
-    const entry = tool as { name?: unknown; description?: unknown; input_schema?: unknown };
-    return {
-      name: String(entry.name ?? ''),
-      description: typeof entry.description === 'string' ? entry.description : '',
-      parameters: (entry.input_schema as Record<string, unknown>) ?? { type: 'object', properties: {} },
-    };
-  });
+  return hasShape(request) ? sampleTools(specsOf(request.tools)) : undefined;
 }
 
 function toolsOf(session: Session): SampleTool[] {
-  return toolsFor(session).map((tool) => ({
+  return sampleTools(toolsFor(session));
+}
+
+function sampleTools(specs: readonly ToolSpec[]): SampleTool[] {
+  return specs.map((tool) => ({
     name: tool.name,
     description: tool.description,
     parameters: tool.parameters as Record<string, unknown>,

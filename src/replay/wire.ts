@@ -272,15 +272,18 @@ export function chatFromWire(wire: AnthropicWire): {
 
 /** Anthropic tool definitions in chat form; a server tool without a schema gets the empty object schema. */
 export function chatToolsOf(tools: readonly unknown[]): ChatTool[] {
-  return chatTools(
-    tools.map((tool) => {
-      const entry = tool as { name?: unknown; description?: unknown; input_schema?: unknown };
-      return {
-        name: String(entry.name ?? ''),
-        description: typeof entry.description === 'string' ? entry.description : '',
-        parameters: (entry.input_schema as ToolSpec['parameters']) ?? { type: 'object', properties: {} },
-        readOnly: false,
-      };
-    }),
-  );
+  return chatTools(specsOf(tools));
+}
+
+/** Anthropic tool definitions, as recorded, as our tool specs (name, description, input schema). */
+export function specsOf(tools: readonly unknown[]): ToolSpec[] {
+  return tools.map((tool) => {
+    const entry = tool as { name?: unknown; description?: unknown; input_schema?: unknown };
+    return {
+      name: String(entry.name ?? ''),
+      description: typeof entry.description === 'string' ? entry.description : '',
+      parameters: (entry.input_schema as ToolSpec['parameters']) ?? { type: 'object', properties: {} },
+      readOnly: false,
+    };
+  });
 }
