@@ -121,24 +121,6 @@ export async function prepareClaude(stored: StoredOptions): Promise<(run: Driver
   return (run) => replayClaudeCode({ ...agentRun(run), upstream, binary: found.path });
 }
 
-function claudeUpstream(stored: StoredOptions): ClaudeModel {
-  const { kind, model } = specOf(stored.model);
-  if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'anthropic') {
-    const apiKey = process.env.ANTHROPIC_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  throw new UserError(
-    `--agent claude-code speaks the Anthropic Messages wire: --model ${stored.model} is not one`,
-    'use recorded, or anthropic:MODEL (with --base-url for any server speaking /v1/messages: vLLM, llama.cpp, ollama)',
-  );
-}
-
 /**
  * The codex binary (its version said), where its model calls go, and the proof that its deny hook is live: a
  * probe run that must come back blocked, or the replay refuses before anything of the user's is run.
@@ -169,25 +151,6 @@ export async function prepareCodex(stored: StoredOptions): Promise<(run: DriverR
     });
 }
 
-/** `--model` for the Codex driver: the recorded turns, or a Responses-API endpoint. */
-function codexUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): CodexModel {
-  const { kind, model } = specOf(stored.model);
-  if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'responses') {
-    const apiKey = env.OPENAI_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  throw new UserError(
-    `--agent codex speaks the OpenAI Responses wire: --model ${stored.model} is not one`,
-    'use recorded, or responses:MODEL (with --base-url for any server speaking /v1/responses: OpenAI, vLLM)',
-  );
-}
-
 /**
  * The qwen binary (its version said), where its model calls go, and the proof that its deny hook is live: a
  * probe run that must come back denied with our reason, or the replay refuses before anything of the user's runs.
@@ -211,27 +174,6 @@ export async function prepareQwen(stored: StoredOptions): Promise<(run: DriverRu
   return (run) => replayQwen({ ...agentRun(run), upstream, binary: found.path });
 }
 
-/** `--model` for the Qwen driver: the recorded turns, or an OpenAI-compatible chat-completions endpoint. */
-function qwenUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): QwenModel {
-  const { kind, model } = specOf(stored.model);
-  if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'openai') {
-    const apiKey = env.OPENAI_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  if (kind === 'ollama')
-    return { kind: 'http', baseURL: stored.baseUrl ?? 'http://127.0.0.1:11434/v1', model };
-  throw new UserError(
-    `--agent qwen speaks the OpenAI chat-completions wire: --model ${stored.model} is not one`,
-    'use recorded, openai:MODEL (with --base-url for any compatible server: vLLM, llama.cpp, DashScope) or ollama:MODEL',
-  );
-}
-
 /**
  * The gemini binary (its version said), where its model calls go, and the proof that its deny hook is live: a
  * probe run that must come back blocked with our reason, or the replay refuses before anything of the user's runs.
@@ -253,25 +195,6 @@ export async function prepareGemini(stored: StoredOptions): Promise<(run: Driver
     GeminiHookNotLive,
   );
   return (run) => replayGemini({ ...agentRun(run), upstream, binary: found.path });
-}
-
-/** `--model` for the Gemini driver: the recorded turns, or a Gemini API endpoint. */
-function geminiUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): GeminiModel {
-  const { kind, model } = specOf(stored.model);
-  if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'gemini') {
-    const apiKey = env.GEMINI_API_KEY ?? env.GOOGLE_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? env.GOOGLE_GEMINI_BASE_URL ?? 'https://generativelanguage.googleapis.com',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  throw new UserError(
-    `--agent gemini speaks the Gemini API wire: --model ${stored.model} is not one`,
-    'use recorded, or gemini:MODEL (with --base-url for any server speaking /v1beta/models/MODEL:streamGenerateContent)',
-  );
 }
 
 /** The binary, where its model calls go, the tools it offers, and a sandbox check. */
@@ -320,26 +243,97 @@ export async function prepareOpencode(stored: StoredOptions): Promise<(run: Driv
     });
 }
 
-/** `--model` for the opencode driver: the recorded turns, or an OpenAI-compatible endpoint. */
-function opencodeUpstream(stored: StoredOptions, env: NodeJS.ProcessEnv = process.env): Upstream {
+/** What the model driving an agent may be: the recorded turns, or an endpoint speaking the agent's own wire. */
+type AgentModel = { kind: 'recorded' } | { kind: 'http'; baseURL: string; model: string; apiKey?: string };
+
+/** A `--model` kind an agent's wire accepts: where its key and base URL come from when not given. */
+interface Wire {
+  kind: string;
+  /** Environment variables holding the API key, first found wins. */
+  keys: string[];
+  baseEnv?: string;
+  base: string;
+}
+
+/** `--model` for a real-agent driver: the recorded turns, or one of the wires the agent speaks; else why not. */
+function upstreamOf(
+  stored: StoredOptions,
+  wires: Wire[],
+  refusal: { what: string; hint: string },
+  env: NodeJS.ProcessEnv = process.env,
+): AgentModel {
   const { kind, model } = specOf(stored.model);
   if (kind === 'recorded') return { kind: 'recorded' };
-  if (kind === 'openai') {
-    const apiKey = env.OPENAI_API_KEY;
-    return {
-      kind: 'http',
-      baseURL: stored.baseUrl ?? env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
-      model,
-      ...(apiKey ? { apiKey } : {}),
-    };
-  }
-  if (kind === 'ollama')
-    return { kind: 'http', baseURL: stored.baseUrl ?? 'http://127.0.0.1:11434/v1', model };
-  throw new UserError(
-    `--agent opencode reaches the model through an OpenAI-compatible proxy: --model ${stored.model} is not one`,
-    'use recorded, openai:MODEL (with --base-url for any compatible server) or ollama:MODEL',
-  );
+  const wire = wires.find((w) => w.kind === kind);
+  if (!wire) throw new UserError(`${refusal.what}: --model ${stored.model} is not one`, refusal.hint);
+  const apiKey = wire.keys.map((key) => env[key]).find((value) => value !== undefined);
+  return {
+    kind: 'http',
+    baseURL: stored.baseUrl ?? (wire.baseEnv ? env[wire.baseEnv] : undefined) ?? wire.base,
+    model,
+    ...(apiKey ? { apiKey } : {}),
+  };
 }
+
+const openai: Wire = {
+  kind: 'openai',
+  keys: ['OPENAI_API_KEY'],
+  baseEnv: 'OPENAI_BASE_URL',
+  base: 'https://api.openai.com/v1',
+};
+const ollama: Wire = { kind: 'ollama', keys: [], base: 'http://127.0.0.1:11434/v1' };
+
+const claudeUpstream = (stored: StoredOptions): ClaudeModel =>
+  upstreamOf(
+    stored,
+    [
+      {
+        kind: 'anthropic',
+        keys: ['ANTHROPIC_API_KEY'],
+        baseEnv: 'ANTHROPIC_BASE_URL',
+        base: 'https://api.anthropic.com',
+      },
+    ],
+    {
+      what: '--agent claude-code speaks the Anthropic Messages wire',
+      hint: 'use recorded, or anthropic:MODEL (with --base-url for any server speaking /v1/messages: vLLM, llama.cpp, ollama)',
+    },
+  );
+
+const codexUpstream = (stored: StoredOptions): CodexModel =>
+  upstreamOf(stored, [{ ...openai, kind: 'responses' }], {
+    what: '--agent codex speaks the OpenAI Responses wire',
+    hint: 'use recorded, or responses:MODEL (with --base-url for any server speaking /v1/responses: OpenAI, vLLM)',
+  });
+
+const qwenUpstream = (stored: StoredOptions): QwenModel =>
+  upstreamOf(stored, [openai, ollama], {
+    what: '--agent qwen speaks the OpenAI chat-completions wire',
+    hint: 'use recorded, openai:MODEL (with --base-url for any compatible server: vLLM, llama.cpp, DashScope) or ollama:MODEL',
+  });
+
+const geminiUpstream = (stored: StoredOptions): GeminiModel =>
+  upstreamOf(
+    stored,
+    [
+      {
+        kind: 'gemini',
+        keys: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+        baseEnv: 'GOOGLE_GEMINI_BASE_URL',
+        base: 'https://generativelanguage.googleapis.com',
+      },
+    ],
+    {
+      what: '--agent gemini speaks the Gemini API wire',
+      hint: 'use recorded, or gemini:MODEL (with --base-url for any server speaking /v1beta/models/MODEL:streamGenerateContent)',
+    },
+  );
+
+const opencodeUpstream = (stored: StoredOptions): Upstream =>
+  upstreamOf(stored, [openai, ollama], {
+    what: '--agent opencode reaches the model through an OpenAI-compatible proxy',
+    hint: 'use recorded, openai:MODEL (with --base-url for any compatible server) or ollama:MODEL',
+  });
 
 /** `--sandbox` asked for where bubblewrap cannot run: a usage error, before anything runs. */
 function requireSandbox(): void {
