@@ -1,4 +1,5 @@
-import type { Stats } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readSync, type Stats } from 'node:fs';
 import { type Message, toolCalls } from '../model/session.js';
 import type { Db } from '../store/db.js';
 import { SourceFiles } from '../store/files.js';
@@ -6,14 +7,15 @@ import { SessionStore } from '../store/sessions.js';
 import { discover, unreadable } from './discover.js';
 import { withHeads } from './jsonl.js';
 import { adapters } from './registry.js';
-import type { Fingerprint, ParsedSession, SourceAdapter, Warning } from './types.js';
+import type { Fingerprint, ParsedSession, Resume, SourceAdapter, Warning } from './types.js';
 
 /** What one path given to `ingest` came to. */
 export interface PathSummary {
   path: string;
   /** The path could not be read at all (it does not exist, or cannot be opened). */
   error?: string;
-  files: { read: number; unchanged: number; ignored: number; failed: number };
+  /** `continued`: of the files read, those read only from where the last ingest stopped (their new bytes). */
+  files: { read: number; continued: number; unchanged: number; ignored: number; failed: number };
   /** Each ignored file and why: nothing in it was a session log to read. */
   ignored: IgnoredFile[];
   /** `unchanged` also counts the sessions stored from files skipped as unchanged (not read again). */
@@ -41,7 +43,7 @@ export type IngestProgress = (done: number, total: number, bytes: number, totalB
 function emptySummary(path: string): PathSummary {
   return {
     path,
-    files: { read: 0, unchanged: 0, ignored: 0, failed: 0 },
+    files: { read: 0, continued: 0, unchanged: 0, ignored: 0, failed: 0 },
     ignored: [],
     sessions: { new: 0, updated: 0, unchanged: 0 },
     messages: 0,
@@ -184,6 +186,13 @@ function ingestFile(
       return 'unchanged';
     }
   }
+  if (known?.resume) {
+    const reader = adapters.find((adapter) => adapter.agent === known.agent);
+    if (reader?.continueFile && known.parser === reader.version) {
+      const fate = continueRead(db, store, files, reader, known, file, stat, summary);
+      if (fate) return fate;
+    }
+  }
   const before = summary.warnings.length;
   const adapter = adapterFor(file, summary.warnings);
   if (!adapter && summary.warnings.length > before) {
@@ -256,6 +265,7 @@ function ingestFile(
         inode: print.ino,
         parsed_bytes: parsed.parsedBytes,
         parser: adapter.version,
+        resume: resumeJson(file, parsed.parsedBytes, parsed.resume),
       });
     })();
   } catch (error) {
@@ -279,5 +289,122 @@ function ingestFile(
   for (const outcome of ['new', 'updated', 'unchanged'] as const)
     summary.sessions[outcome] += counted.outcomes[outcome];
   summary.files.read++;
+  return 'read';
+}
+
+/** What the store keeps of a reader's state: the state, and a check of the bytes read so far. */
+interface StoredResume extends Resume {
+  check: string;
+}
+
+/** How many bytes at each end of what was read the check covers. */
+const checkBytes = 4096;
+
+/**
+ * A digest of the first and the last 4 KiB before `offset`: a log that is only appended to keeps them; one that
+ * was rewritten (truncated, edited, replaced by a copy) almost surely does not.
+ */
+function bytesCheck(file: string, offset: number): string {
+  const fd = openSync(file, 'r');
+  try {
+    const hash = createHash('sha256').update(String(offset));
+    const buffer = Buffer.allocUnsafe(checkBytes);
+    const head = Math.min(checkBytes, offset);
+    hash.update(buffer.subarray(0, readSync(fd, buffer, 0, head, 0)));
+    const tail = Math.min(checkBytes, offset);
+    hash.update(buffer.subarray(0, readSync(fd, buffer, 0, tail, offset - tail)));
+    return hash.digest('hex');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function resumeJson(file: string, offset: number, resume: Resume | undefined): string | null {
+  if (!resume) return null;
+  const stored: StoredResume = { ...resume, check: bytesCheck(file, offset) };
+  return JSON.stringify(stored);
+}
+
+/**
+ * Reads a grown file on from where the last ingest stopped, when its reader can and the bytes already read are
+ * unchanged. Undefined: read it whole instead (why is said in a note).
+ */
+function continueRead(
+  db: Db,
+  store: SessionStore,
+  files: SourceFiles,
+  reader: SourceAdapter,
+  known: NonNullable<ReturnType<SourceFiles['get']>>,
+  file: string,
+  stat: Stats,
+  summary: PathSummary,
+): 'read' | 'failed' | undefined {
+  const offset = known.parsed_bytes;
+  const whole = (why: string): undefined => {
+    summary.notes.push(`${file}: read again whole, not continued from byte ${offset}: ${why}`);
+    return undefined;
+  };
+  const print = fingerprint(reader, file, stat);
+  if (print.ino !== known.inode) return whole('it is another file now (its inode changed)');
+  if (print.size < offset) return whole('it is shorter than what was read of it: it was rewritten');
+  let resume: StoredResume;
+  let check: string;
+  try {
+    resume = JSON.parse(known.resume as string) as StoredResume;
+    check = bytesCheck(file, offset);
+  } catch (error) {
+    return whole((error as Error).message);
+  }
+  if (check !== resume.check)
+    return whole('the bytes already read changed: it was rewritten, not appended to');
+  const row = store.row(resume.sessionId);
+  if (!row) return whole(`its session ${resume.sessionId} is no longer in the store`);
+  // A session whose head is a copied history keeps only its own messages: the reader's index is shifted.
+  const shift = resume.messages - row.message_count;
+  const stored = (index: number) =>
+    index < shift ? undefined : store.messagesFrom(resume.sessionId, index - shift);
+  let continued: ReturnType<NonNullable<SourceAdapter['continueFile']>>;
+  try {
+    continued = (reader.continueFile as NonNullable<SourceAdapter['continueFile']>)(
+      file,
+      { offset, state: resume.state, messages: resume.messages },
+      stored,
+    );
+  } catch (error) {
+    return whole((error as Error).message);
+  }
+  if (typeof continued === 'string') return whole(continued);
+  // A copied history is found by comparing the session's first messages with the other's: while the change
+  // reaches the first message the session holds of its own, that comparison may come out another way.
+  if (continued.from < shift || (row.continues_session_id !== null && continued.from <= shift))
+    return whole('the new lines may change the history it shares with another session');
+  const result = continued;
+  let saved: ReturnType<SessionStore['extend']> | undefined;
+  db.transaction(() => {
+    saved = store.extend(result.sessionId, result.from - shift, result.messages, result.meta, 'file', file);
+    for (const spawn of result.spawns) store.saveSpawn(spawn, reader.agent);
+    files.put({
+      path: file,
+      agent: reader.agent,
+      size: print.size,
+      mtime_ms: print.mtimeMs,
+      inode: print.ino,
+      parsed_bytes: result.parsedBytes,
+      parser: reader.version,
+      resume: resumeJson(file, result.parsedBytes, result.resume),
+    });
+  })();
+  const done = saved as ReturnType<SessionStore['extend']>;
+  summary.warnings.push(...result.warnings);
+  summary.notes.push(...result.notes.map((note) => `${file}: ${note}`));
+  summary.lines += result.lines;
+  summary.skippedLines += result.skipped;
+  summary.messages += done.added;
+  summary.toolCalls += callsIn(result.messages.slice(result.messages.length - done.added));
+  summary.sessions[done.outcome]++;
+  // The file's other sessions (sub-agents it mirrors, other conversations) are as they were.
+  summary.sessions.unchanged += store.countOf(file) - 1;
+  summary.files.read++;
+  summary.files.continued++;
   return 'read';
 }

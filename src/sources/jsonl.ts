@@ -7,6 +7,8 @@ export interface JsonLinesRead {
   lines: number;
   skipped: number;
   parsedBytes: number;
+  /** The number of the line that starts at parsedBytes: where a read continued from there counts from. */
+  nextLine: number;
 }
 
 /**
@@ -19,15 +21,18 @@ export function readJsonLines(
   file: string,
   warnings: Warning[],
   take: (value: unknown, line: number, index: number) => string | undefined,
+  /** Where to start: a byte offset at the start of a line, and that line's number. */
+  from: { offset: number; line: number } = { offset: 0, line: 1 },
 ): JsonLinesRead {
   let lines = 0;
   let skipped = 0;
-  let parsedBytes = 0;
+  let parsedBytes = from.offset;
+  let nextLine = from.line;
   const onOversize = ({ number, bytes }: { number: number; bytes: number }): void => {
     skipped++;
     warnings.push({ file, line: number, message: `line of ${bytes} bytes is over the size limit; skipped` });
   };
-  for (const line of readLines(file, { onOversize })) {
+  for (const line of readLines(file, { onOversize, from: from.offset, firstLine: from.line })) {
     let value: unknown;
     try {
       value = JSON.parse(line.text);
@@ -48,10 +53,12 @@ export function readJsonLines(
         message: `not valid JSON (${(error as Error).message}); skipped`,
       });
       parsedBytes = line.end;
+      nextLine = line.number + 1;
       continue;
     }
     lines++;
     parsedBytes = line.end;
+    nextLine = line.number + 1;
     // The text is not needed once parsed. Let go of it before the reader takes the value: a line of megabytes
     // (held as UTF-16 when it has one character past Latin-1) is then not kept beside what it parsed into.
     line.text = '';
@@ -63,7 +70,7 @@ export function readJsonLines(
       warnings.push({ file, line: line.number, message: `${rejected}; skipped` });
     }
   }
-  return { lines, skipped, parsedBytes };
+  return { lines, skipped, parsedBytes, nextLine };
 }
 
 /** Heads already read while one file's format is detected, by size and path (see withHeads). */

@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs';
-import type { AgentId, Session } from '../model/session.js';
+import type { AgentId, Message, Session } from '../model/session.js';
 
 /** A session as an adapter read it, with whether it came from its own file or from an inline mirror. */
 export interface ParsedSession extends Session {
@@ -38,6 +38,36 @@ export interface FileResult {
   skipped: number;
   /** Byte offset after the last complete line: what the next incremental read starts from. */
   parsedBytes: number;
+  /** What the reader needs to continue this file from parsedBytes next time; absent: it can only be read whole. */
+  resume?: Resume;
+}
+
+/** A reader's state at the end of what it read of a file, kept by the store for the next read. */
+export interface Resume {
+  /** The session new lines would continue, and how many messages the reader had made of it. */
+  sessionId: string;
+  messages: number;
+  /** The reader's own state (JSON-safe). */
+  state: unknown;
+}
+
+/** A file read on from where the last read stopped: what changed in the one session it continues. */
+export interface Continued {
+  sessionId: string;
+  /** Index (in the reader's messages of the session) of the first message that changed or is new. */
+  from: number;
+  /** The messages from `from` on: those the new lines changed, then the new ones. */
+  messages: Message[];
+  /** The session's metadata after the new lines. */
+  meta: Omit<Session, 'messages' | 'requests' | 'continues'>;
+  spawns: Spawn[];
+  warnings: Warning[];
+  notes: string[];
+  lines: number;
+  skipped: number;
+  parsedBytes: number;
+  /** The state for the next read; absent: the next growth is read whole. */
+  resume?: Resume;
 }
 
 /** What says a log is unchanged since the last ingest. */
@@ -63,6 +93,16 @@ export interface SourceAdapter {
   /** Default places this agent keeps its logs on this machine. */
   defaultRoots(): string[];
   parseFile(file: string): FileResult;
+  /**
+   * Reads only the bytes after `from.offset` of a file that grew, given the state the last read kept, when they
+   * merely continue the session it read; `stored(index)` gives that session's messages from an index on as the
+   * store holds them. Returns why not (a string) when the file must be read whole instead.
+   */
+  continueFile?(
+    file: string,
+    from: { offset: number; state: unknown; messages: number },
+    stored: (index: number) => Message[] | undefined,
+  ): Continued | string;
   /**
    * What must be unchanged for the unit to be skipped on the next ingest; default: the file's size, mtime and
    * inode. A database adds its -wal file; a storage-tree session adds its message and part files.

@@ -11,6 +11,8 @@ export interface SourceFileRow {
   parsed_bytes: number;
   /** The reader's version (SourceAdapter.version) that read it; '' before versions were kept. */
   parser: string;
+  /** JSON of what the reader keeps to continue the file from parsed_bytes (null: read it again whole). */
+  resume: string | null;
 }
 
 export class SourceFiles {
@@ -27,11 +29,11 @@ export class SourceFiles {
 
   put(row: SourceFileRow): void {
     this.sql(
-      `INSERT INTO source_files (path, agent, size, mtime_ms, inode, parsed_bytes, parser, ingested_at)
-         VALUES (@path, @agent, @size, @mtime_ms, @inode, @parsed_bytes, @parser, @ingested_at)
+      `INSERT INTO source_files (path, agent, size, mtime_ms, inode, parsed_bytes, parser, resume, ingested_at)
+         VALUES (@path, @agent, @size, @mtime_ms, @inode, @parsed_bytes, @parser, @resume, @ingested_at)
          ON CONFLICT (path) DO UPDATE SET agent=excluded.agent, size=excluded.size, mtime_ms=excluded.mtime_ms,
            inode=excluded.inode, parsed_bytes=excluded.parsed_bytes, parser=excluded.parser,
-           ingested_at=excluded.ingested_at`,
+           resume=excluded.resume, ingested_at=excluded.ingested_at`,
     ).run({ ...row, ingested_at: new Date().toISOString() });
   }
 }

@@ -261,4 +261,13 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN continues_line INTEGER;
     `,
   },
+  {
+    name: 'm011_source_resume',
+    sql: `
+      -- What a reader keeps of a log to continue it from parsed_bytes next time instead of reading it again
+      -- (JSON: the session the new lines continue, a check of the bytes already read, the reader's own state).
+      -- NULL: the next read of a grown file starts from its first byte.
+      ALTER TABLE source_files ADD COLUMN resume TEXT;
+    `,
+  },
 ];

@@ -381,6 +381,85 @@ export class SessionStore {
     return this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
   }
 
+  /** The session's own messages from seq `from` on, in order. */
+  messagesFrom(id: string, from: number): Message[] {
+    const rows = this.sql('SELECT * FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq').all(
+      id,
+      from,
+    ) as MessageRow[];
+    return rows.map(toMessage);
+  }
+
+  /**
+   * Continues a stored session that grew: its messages from seq `from` on are replaced by `messages` (the ones a
+   * reader changed, then the new ones), and its row takes the new metadata. The row ends as save() of the whole
+   * session would leave it. Must run inside the caller's transaction.
+   */
+  extend(
+    id: string,
+    from: number,
+    messages: Message[],
+    meta: Omit<Session, 'messages' | 'requests' | 'continues'>,
+    origin: ParsedSession['origin'],
+    sourceFile: string,
+  ): { outcome: 'updated' | 'unchanged'; added: number; stored: { messages: number; toolCalls: number } } {
+    const existing = this.row(id);
+    if (!existing) throw new StoreError(`session ${id} is not in the store; it cannot be continued`);
+    const old = this.messagesFrom(id, from);
+    const rows = messages.map(toRow);
+    const before = counts(old);
+    const after = counts(messages);
+    const row = {
+      id,
+      cwd: meta.cwd ?? null,
+      title: meta.title ?? null,
+      started_at: meta.startedAt ?? null,
+      ended_at: meta.endedAt ?? null,
+      version: meta.version ?? null,
+      message_count: existing.message_count - before.message_count + after.message_count,
+      turn_count: existing.turn_count - before.turn_count + after.turn_count,
+      tool_call_count: existing.tool_call_count - before.tool_call_count + after.tool_call_count,
+      unanswered_count: existing.unanswered_count - before.unanswered_count + after.unanswered_count,
+      // As save() hashes it: the session's metadata with the history it continues, as stored.
+      meta_hash: contentHash({
+        ...meta,
+        ...optional('continues', continuesOf(existing)),
+        origin,
+        sourceFile,
+      }),
+      ingested_at: new Date().toISOString(),
+    };
+    const stored = this.sql('SELECT hash FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq')
+      .pluck()
+      .all(id, from) as string[];
+    const same =
+      stored.length === rows.length &&
+      stored.every((hash, i) => hash === rows[i]?.hash) &&
+      existing.meta_hash === row.meta_hash;
+    const total = { messages: row.message_count, toolCalls: row.tool_call_count };
+    if (same) return { outcome: 'unchanged', added: 0, stored: total };
+    // Rows that did not change stay; the first that did and everything after it are written again.
+    let keep = 0;
+    while (keep < stored.length && keep < rows.length && stored[keep] === rows[keep]?.hash) keep++;
+    this.sql('DELETE FROM messages WHERE session_id = ? AND seq >= ?').run(id, from + keep);
+    const insert = this.sql(
+      `INSERT INTO messages (session_id, seq, role, native_id, model, timestamp, injected, compaction, preserved,
+         usage, parts, source, hash, attachment)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (let i = keep; i < rows.length; i++) {
+      const r = rows[i] as ReturnType<typeof toRow>;
+      insert.run(id, from + i, ...r.values, r.hash, r.attachment);
+    }
+    this.sql(
+      `UPDATE sessions SET cwd=@cwd, title=@title, started_at=@started_at, ended_at=@ended_at, version=@version,
+         message_count=@message_count, turn_count=@turn_count, tool_call_count=@tool_call_count,
+         unanswered_count=@unanswered_count, meta_hash=@meta_hash, ingested_at=@ingested_at
+       WHERE id=@id`,
+    ).run(row);
+    return { outcome: 'updated', added: Math.max(0, messages.length - old.length), stored: total };
+  }
+
   /** The session's own messages, in order. */
   messages(id: string): Message[] {
     const rows = this.sql('SELECT * FROM messages WHERE session_id = ? ORDER BY seq').all(id) as MessageRow[];
@@ -530,6 +609,11 @@ export class SessionStore {
       .all(path, under) as string[];
   }
 
+  /** How many sessions were stored from one log file. */
+  countOf(file: string): number {
+    return this.sql('SELECT count(*) FROM sessions WHERE source_file = ?').pluck().get(file) as number;
+  }
+
   /** How many sessions were stored from each log file (by the path they were read by), in one pass. */
   countPerFile(): Map<string, number> {
     const rows = this.sql(
@@ -612,6 +696,11 @@ function toRow(m: Message) {
   // Hashed only when set, so the hash of every message without one is what it was before the column existed.
   const attachment = m.attachment ?? null;
   return { values, attachment, hash: fieldsHash(attachment === null ? values : [...values, attachment]) };
+}
+
+/** `{ [key]: value }` when value is set, else nothing: spread into an object whose hash must not see undefined. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 /** The history a stored session continues, as its row says: another session, up to a message or a line. */

@@ -65,7 +65,7 @@ describe('store', () => {
     expect(parse).toHaveBeenCalledTimes(1);
     const [second] = ingest(store.db, [file]);
     expect(parse).toHaveBeenCalledTimes(1);
-    expect(second?.files).toEqual({ read: 0, unchanged: 1, ignored: 0, failed: 0 });
+    expect(second?.files).toEqual({ read: 0, continued: 0, unchanged: 1, ignored: 0, failed: 0 });
     // The file was not read, and its session is counted as what it is: unchanged.
     expect(second?.sessions).toEqual({ new: 0, updated: 0, unchanged: 1 });
   });

@@ -5,6 +5,7 @@ import type { FileResult, SourceAdapter, Warning } from '../types.js';
 import { ClaudeTranscript } from './parse.js';
 import { claudeRoots, metaPathFor } from './paths.js';
 import { isEnvelope } from './records.js';
+import { continueTranscript } from './resume.js';
 
 const sniffBytes = 64 * 1024;
 
@@ -59,9 +60,17 @@ function parseFile(file: string): FileResult {
     if (!isEnvelope(value)) return 'not a transcript record (no "type")';
     return transcript.add(value, line);
   });
-  const finished = transcript.finish();
+  const finished = transcript.finish(read.nextLine);
   warnings.push(...finished.warnings);
-  return { sessions: finished.sessions, spawns: finished.spawns, warnings, notes: finished.notes, ...read };
+  const result: FileResult = {
+    sessions: finished.sessions,
+    spawns: finished.spawns,
+    warnings,
+    notes: finished.notes,
+    ...read,
+  };
+  if (finished.resume) result.resume = finished.resume;
+  return result;
 }
 
 export const claudeCode: SourceAdapter = {
@@ -72,4 +81,5 @@ export const claudeCode: SourceAdapter = {
   detect,
   defaultRoots: () => claudeRoots(),
   parseFile,
+  continueFile: (file, from, stored) => continueTranscript(file, basename(file, '.jsonl'), from, stored),
 };

@@ -9,7 +9,7 @@ import {
   type SessionKind,
   type Usage,
 } from '../../model/session.js';
-import type { ParsedSession, Spawn, Warning } from '../types.js';
+import type { ParsedSession, Resume, Spawn, Warning } from '../types.js';
 import {
   type ApiUsage,
   type Block,
@@ -26,17 +26,18 @@ import {
   readRecord,
   readShape,
 } from './requests.js';
+import { resumeOf } from './resume.js';
 
 const agent = 'claude-code';
 
 /** A line kept for the chain: heavy payloads of progress lines are dropped on the way in. */
-interface Entry {
+export interface Entry {
   env: Envelope;
   line: number;
   order: number;
 }
 
-interface Stream {
+export interface Stream {
   sourceId: string;
   kind: SessionKind;
   parentSourceId?: string;
@@ -64,6 +65,8 @@ export interface ClaudeParseResult {
   warnings: Warning[];
   /** Things worth telling the user that are not errors (unknown line types). */
   notes: string[];
+  /** What a later read needs to continue the file from where this one stopped, when it can. */
+  resume?: Resume;
 }
 
 /**
@@ -80,6 +83,8 @@ export class ClaudeTranscript {
   private readonly shapes = new Map<string, RequestShape>();
   private readonly blobs = new Map<string, WireMessage>();
   private order = 0;
+  /** Compaction joins warned about, per stream (a stream with any is not continued, only read whole). */
+  private readonly joined = new Set<string>();
 
   constructor(
     private readonly file: string,
@@ -146,9 +151,11 @@ export class ClaudeTranscript {
     }
   }
 
-  finish(): ClaudeParseResult {
+  /** Builds the sessions; `nextLine` (the number of the line after the last one read) lets a later read continue. */
+  finish(nextLine?: number): ClaudeParseResult {
     const sessions: ParsedSession[] = [];
     const notes: string[] = [];
+    let resume: Resume | undefined;
     for (const [type, count] of this.unknown) {
       notes.push(`${count} line(s) of unknown type '${type}' kept out of the conversation`);
     }
@@ -157,7 +164,22 @@ export class ClaudeTranscript {
       if (!built) continue;
       sessions.push(built.session);
       // After the session: the store finds the prefix a branch shares with it only once the session is saved.
-      sessions.push(...this.buildBranches(stream, built.session, built.ordered));
+      const branches = this.buildBranches(stream, built.session, built.ordered);
+      sessions.push(...branches);
+      if (nextLine !== undefined && this.streams.size === 1)
+        resume = resumeOf({
+          stream,
+          session: built.session,
+          ordered: built.ordered,
+          readWhole: [
+            ...(branches.length > 0 ? ['it has abandoned branches'] : []),
+            ...(this.joined.has(stream.sourceId) ? ['a compaction lost its logical parent'] : []),
+            ...(this.titles.summaries.size > 0 ? ["it has old-style 'summary' lines"] : []),
+          ],
+          titles: { custom: this.titles.custom, ai: this.titles.ai, described: this.meta.description },
+          order: this.order,
+          nextLine,
+        });
     }
     for (const [sourceId, mirror] of this.mirrors) {
       // Rebuilding a mirror that its own file will replace is wasted work (and would be counted twice).
@@ -179,7 +201,7 @@ export class ClaudeTranscript {
         ),
       );
     }
-    return { sessions, spawns: this.spawns, notes, warnings: this.warnings };
+    return { sessions, spawns: this.spawns, notes, warnings: this.warnings, ...(resume ? { resume } : {}) };
   }
 
   private streamOf(value: Envelope): Stream {
@@ -222,31 +244,13 @@ export class ClaudeTranscript {
 
   /** The Task/Agent tool result names the sub-agent it started: remember which call spawned which child. */
   private noteSpawn(value: Envelope): void {
-    if (value.type !== 'user' || !Array.isArray(value.message?.content)) return;
-    const main = value.sessionId ?? this.fallbackId;
-    const structured = (value.toolUseResult as { agentId?: unknown } | undefined)?.agentId;
-    for (const block of value.message.content) {
-      if (block.type !== 'tool_result') continue;
-      const callId = (block as { tool_use_id?: string }).tool_use_id;
-      if (!callId) continue;
-      let agentId = typeof structured === 'string' ? structured : undefined;
-      if (!agentId) {
-        const text = resultText((block as { content?: unknown }).content);
-        // The substring test first: the regex over every tool output cost more than the rest of noteSpawn.
-        if (text.includes('agentId: ')) agentId = /\bagentId: ([\w-]+)/.exec(text)?.[1];
-      }
-      if (agentId)
-        this.spawns.push({
-          parentSourceId: main,
-          childSourceId: `${main}/agent-${agentId}`,
-          toolCallId: callId,
-        });
-    }
+    this.spawns.push(...spawnsOf(value, value.sessionId ?? this.fallbackId));
   }
 
   private buildStream(stream: Stream): { session: ParsedSession; ordered: Entry[] } | undefined {
     const joins: Join[] = [];
     const ordered = reanchorPreserved(orderChain(stream, joins));
+    if (joins.length > 0) this.joined.add(stream.sourceId);
     for (const { boundary, parent, at } of joins)
       this.warnings.push({
         file: this.file,
@@ -327,7 +331,7 @@ export class ClaudeTranscript {
  * edit the whole file) is read once, by noteSpawn, before the entry is kept: dropped here, it dies young instead
  * of being copied by every scavenge until the file is done (issue 21: that copying was the largest GC cost).
  */
-function slim(value: Envelope): Envelope {
+export function slim(value: Envelope): Envelope {
   if (value.type === 'user' && value.toolUseResult !== undefined) {
     const { toolUseResult: _dropped, ...kept } = value;
     return kept;
@@ -431,12 +435,7 @@ function orderChain(stream: Stream, joins: Join[] = [], chosen?: Entry): Entry[]
   if (byUuid.size === 0) return stream.loose;
   const children = childrenOf(byUuid);
 
-  let leaf = chosen;
-  if (!leaf)
-    for (const entry of byUuid.values()) {
-      if (children.has(entry.env.uuid as string)) continue;
-      if (!leaf || later(entry, leaf)) leaf = entry;
-    }
+  const leaf = chosen ?? latestLeaf(byUuid, children);
 
   const path: Entry[] = [];
   const onPath = new Set<string>();
@@ -489,6 +488,19 @@ function orderChain(stream: Stream, joins: Join[] = [], chosen?: Entry): Entry[]
     visit(entry.env.uuid as string);
   }
   return ordered;
+}
+
+/** The leaf the conversation is taken to end at: the latest entry no other entry continues. */
+export function latestLeaf(
+  byUuid: Map<string, Entry>,
+  children: Map<string, Entry[]> = childrenOf(byUuid),
+): Entry | undefined {
+  let leaf: Entry | undefined;
+  for (const entry of byUuid.values()) {
+    if (children.has(entry.env.uuid as string)) continue;
+    if (!leaf || later(entry, leaf)) leaf = entry;
+  }
+  return leaf;
 }
 
 function later(a: Entry, b: Entry): boolean {
@@ -585,14 +597,29 @@ function blocks(env: Envelope): Block[] {
   return Array.isArray(content) ? content : [];
 }
 
+/**
+ * Where a conversion picks up when it continues one that stopped (a grown file read on): the response lines may
+ * still add to, the largest output count seen for it, and the command lines a meta line may expand.
+ */
+export interface ConvertSeed {
+  responses: Map<string, Message>;
+  usageSeen: Map<string, number>;
+  commands: Set<string>;
+}
+
 /** Build messages from entries in conversation order: one per API response, tool results apart. */
-function convert(entries: Entry[], file: string, preservedBy: Map<string, string[]>): Message[] {
+export function convert(
+  entries: Entry[],
+  file: string,
+  preservedBy: Map<string, string[]>,
+  seed?: ConvertSeed,
+): Message[] {
   const messages: Message[] = [];
-  const responses = new Map<string, Message>();
-  const usageSeen = new Map<string, number>();
+  const responses = seed?.responses ?? new Map<string, Message>();
+  const usageSeen = seed?.usageSeen ?? new Map<string, number>();
   const nativeOf = new Map<string, string>();
   /** User lines that invoke a slash command (`<command-name>…`): a meta line right after one is its prompt. */
-  const commands = new Set<string>();
+  const commands = seed?.commands ?? new Set<string>();
   let boundary: string | undefined;
 
   for (const { env, line } of entries) {
@@ -737,8 +764,29 @@ function assistantParts(content: Block[]): Part[] {
   return parts;
 }
 
+/** The sub-agents a user line's Task/Agent tool results name as started by their call. */
+export function spawnsOf(value: Envelope, main: string): Spawn[] {
+  if (value.type !== 'user' || !Array.isArray(value.message?.content)) return [];
+  const spawns: Spawn[] = [];
+  const structured = (value.toolUseResult as { agentId?: unknown } | undefined)?.agentId;
+  for (const block of value.message.content) {
+    if (block.type !== 'tool_result') continue;
+    const callId = (block as { tool_use_id?: string }).tool_use_id;
+    if (!callId) continue;
+    let agentId = typeof structured === 'string' ? structured : undefined;
+    if (!agentId) {
+      const text = resultText((block as { content?: unknown }).content);
+      // The substring test first: the regex over every tool output cost more than the rest of noteSpawn.
+      if (text.includes('agentId: ')) agentId = /\bagentId: ([\w-]+)/.exec(text)?.[1];
+    }
+    if (agentId)
+      spawns.push({ parentSourceId: main, childSourceId: `${main}/agent-${agentId}`, toolCallId: callId });
+  }
+  return spawns;
+}
+
 /** A user line whose text is a slash-command invocation. */
-function invokesCommand(env: Envelope): boolean {
+export function invokesCommand(env: Envelope): boolean {
   const content = env.message?.content;
   const text =
     typeof content === 'string'
@@ -818,7 +866,7 @@ function usage(raw: ApiUsage): Usage {
   return out;
 }
 
-function finishSession(
+export function finishSession(
   base: Pick<Session, 'sourceId' | 'kind'> & Partial<Session>,
   entries: Entry[],
   messages: Message[],

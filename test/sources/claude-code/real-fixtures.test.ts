@@ -702,6 +702,7 @@ describe('claude-code adapter on the real fixtures (test/fixtures/real/claude-co
       expect(first.warnings).toEqual([]);
       expect(first.files).toEqual({
         read: files.length,
+        continued: 0,
         unchanged: 0,
         // SOURCES.md, the JSON schema, the sub-agent .meta.json sidecar.
         ignored: allFiles(dir).length - files.length,
@@ -777,6 +778,7 @@ describe('claude-code adapter on the real fixtures (test/fixtures/real/claude-co
     it('reports every file unchanged when the folder is ingested again', () => {
       expect(second.files).toEqual({
         read: 0,
+        continued: 0,
         unchanged: files.length,
         ignored: allFiles(dir).length - files.length,
         failed: 0,

@@ -43,7 +43,7 @@ describe('ingesting Codex rollouts', () => {
   it('stores every fixture, reports bad lines with file:line, and reads nothing again when unchanged', () => {
     const [first] = run(fixtures);
     expect(first).toMatchObject({
-      files: { read: 12, unchanged: 0, ignored: 0, failed: 0 },
+      files: { read: 12, continued: 0, unchanged: 0, ignored: 0, failed: 0 },
       sessions: { new: 12, updated: 0, unchanged: 0 },
       skippedLines: 4,
     });
@@ -58,7 +58,7 @@ describe('ingesting Codex rollouts', () => {
 
     const [again] = run(fixtures);
     expect(again).toMatchObject({
-      files: { read: 0, unchanged: 12 },
+      files: { read: 0, continued: 0, unchanged: 12 },
       sessions: { new: 0, updated: 0, unchanged: 12 },
       messages: 0,
       warnings: [],

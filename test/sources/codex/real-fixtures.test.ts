@@ -387,7 +387,7 @@ describe('codex adapter on the real rollouts (test/fixtures/real/codex)', () => 
       const ignored = others(dir);
       const total = files.map((f) => derive(f).counts);
       expect(first).toMatchObject({
-        files: { read: files.length, unchanged: 0, ignored, failed: 0 },
+        files: { read: files.length, continued: 0, unchanged: 0, ignored, failed: 0 },
         sessions: { new: files.length, updated: 0, unchanged: 0 },
         messages: total.reduce((n, x) => n + x.messages, 0),
         toolCalls: total.reduce((n, x) => n + x.toolCalls, 0),
@@ -407,7 +407,7 @@ describe('codex adapter on the real rollouts (test/fixtures/real/codex)', () => 
         });
       }
       expect(second).toMatchObject({
-        files: { read: 0, unchanged: files.length, ignored },
+        files: { read: 0, continued: 0, unchanged: files.length, ignored },
         sessions: { new: 0, updated: 0, unchanged: files.length },
         messages: 0,
       });

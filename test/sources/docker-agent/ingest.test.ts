@@ -70,7 +70,7 @@ describe('ingesting a docker-agent store', () => {
     const { file } = running();
     const [summary] = ingest(store.db, [file]);
     expect(summary).toMatchObject({
-      files: { read: 1, unchanged: 0, ignored: 0, failed: 0 },
+      files: { read: 1, continued: 0, unchanged: 0, ignored: 0, failed: 0 },
       sessions: { new: 2, updated: 0, unchanged: 0 },
       messages: 7,
       toolCalls: 1,
@@ -96,14 +96,14 @@ describe('ingesting a docker-agent store', () => {
     const before = messageRows();
 
     const [again] = ingest(store.db, [file]);
-    expect(again).toMatchObject({ files: { read: 0, unchanged: 1 }, lines: 0, messages: 0 });
+    expect(again).toMatchObject({ files: { read: 0, continued: 0, unchanged: 1 }, lines: 0, messages: 0 });
 
     // docker-agent goes on in the WAL only; the main file does not change.
     agent.message(parent, { role: 'user', content: 'And the env vars?' });
     agent.message(parent, { role: 'assistant', content: 'They override the file.' }, { agent: 'root' });
     const [grown] = ingest(store.db, [file]);
     expect(grown).toMatchObject({
-      files: { read: 1, unchanged: 0 },
+      files: { read: 1, continued: 0, unchanged: 0 },
       sessions: { new: 0, updated: 1, unchanged: 1 },
     });
     const after = messageRows();

@@ -35,7 +35,13 @@ describe('Gemini CLI logs, ingested again', () => {
     expect(first.files.read).toBe(4);
     expect(first.sessions.new).toBe(3);
     const again = run();
-    expect(again.files).toEqual({ read: 0, unchanged: 4, ignored: first.files.ignored, failed: 0 });
+    expect(again.files).toEqual({
+      read: 0,
+      continued: 0,
+      unchanged: 4,
+      ignored: first.files.ignored,
+      failed: 0,
+    });
     expect(again.messages).toBe(0);
     expect(again.sessions.unchanged).toBe(3);
   });

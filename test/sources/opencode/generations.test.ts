@@ -52,7 +52,7 @@ describe('opencode data dir with every generation', () => {
     const [summary] = ingest(store.db, [data]);
     expect(summary?.warnings).toEqual([]);
     // export + database + two tree session files; no message, part or snapshot file was looked at.
-    expect(summary?.files).toEqual({ read: 4, unchanged: 0, ignored: 0, failed: 0 });
+    expect(summary?.files).toEqual({ read: 4, continued: 0, unchanged: 0, ignored: 0, failed: 0 });
 
     const sessions = new SessionStore(store.db);
     const rows = [...sessions.list({ agent: 'opencode' })];

@@ -38,7 +38,7 @@ describe('ingesting Qwen Code sessions', () => {
     copyFileSync(source, file);
     const [first] = ingest(store.db, [join(dir.path, 'projects')]);
     expect(first).toMatchObject({
-      files: { read: 1, unchanged: 0, ignored: 0, failed: 0 },
+      files: { read: 1, continued: 0, unchanged: 0, ignored: 0, failed: 0 },
       sessions: { new: 1, updated: 0, unchanged: 0 },
       // 27 records' messages and Qwen's acknowledgement of each of the two compaction summaries.
       messages: 29,
@@ -49,7 +49,7 @@ describe('ingesting Qwen Code sessions', () => {
     expect(new SessionStore(store.db).row(id)).toMatchObject({ agent: 'qwen', message_count: 29 });
     const [again] = ingest(store.db, [join(dir.path, 'projects')]);
     expect(again).toMatchObject({
-      files: { read: 0, unchanged: 1 },
+      files: { read: 0, continued: 0, unchanged: 1 },
       sessions: { new: 0, updated: 0, unchanged: 1 },
       messages: 0,
       lines: 0,

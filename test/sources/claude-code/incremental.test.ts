@@ -1,0 +1,117 @@
+// A transcript that grew is read from where the last ingest stopped when its new lines only continue the
+// conversation, and read again whole otherwise. Either way the store must be what one full read of the whole file
+// makes: every Claude Code fixture, cut after each line (and inside a line, as a line still being written) and
+// then grown back, is compared row for row with a fresh full read.
+
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { root } from '../../helpers/cli.js';
+import {
+  cutThenWhole,
+  fullRead,
+  growThrough,
+  lineEnds,
+  type Scratch,
+  scratchCopy,
+} from '../../helpers/growth.js';
+
+const fixtures = join(root, 'test', 'fixtures');
+
+/**
+ * Each group is copied alone, then one of its files is grown: a transcript with its sub-agent directory, or a
+ * directory of transcripts that belong together (a resumed pair, a project). The hand-made fixtures reuse session
+ * ids from file to file, so each is its own group.
+ */
+function groupsIn(dir: string): string[][] {
+  const names = readdirSync(dir).filter((name) => name !== 'schema' && !name.endsWith('.md'));
+  const groups: string[][] = [];
+  for (const name of names.sort()) {
+    const path = join(dir, name);
+    if (name.endsWith('.jsonl')) {
+      const own = name.replace(/\.jsonl$/, '');
+      groups.push(names.includes(own) ? [path, join(dir, own)] : [path]);
+    } else if (statSync(path).isDirectory() && !names.includes(`${name}.jsonl`)) groups.push([path]);
+  }
+  return groups;
+}
+
+const groups = [
+  ...groupsIn(join(fixtures, 'claude-code')),
+  ...groupsIn(join(fixtures, 'real', 'claude-code')),
+  [join(fixtures, 'real', 'claude-code-2.1.328', 'projects')],
+];
+
+function transcripts(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory() && entry.name !== 'schema') found.push(...transcripts(path));
+    else if (entry.isFile() && entry.name.endsWith('.jsonl')) found.push(path);
+  }
+  return found.sort();
+}
+
+/** At most `most` offsets, spread over the file, always including its end. */
+function spread(ends: number[], most: number): number[] {
+  if (ends.length <= most) return ends;
+  const stride = Math.ceil(ends.length / most);
+  const picked = ends.filter((_, i) => i % stride === 0);
+  if (picked.at(-1) !== ends.at(-1)) picked.push(ends.at(-1) as number);
+  return picked;
+}
+
+const scratches: Scratch[] = [];
+afterAll(() => {
+  for (const scratch of scratches) scratch.remove();
+});
+
+let continuedTotal = 0;
+
+for (const group of groups) {
+  describe(relative(fixtures, group[0] as string), () => {
+    const scratch = scratchCopy(group);
+    scratches.push(scratch);
+    const reference = fullRead(scratch.dir);
+
+    for (const file of transcripts(scratch.dir)) {
+      const name = relative(scratch.dir, file);
+      // The original of a resumed pair is not grown: once its resumed copy is stored, the copy owns the history
+      // they share as it was then (a log resumed elsewhere is not appended to any more, so this is not a case of
+      // growth; it is the order in which a copy and its original are first stored).
+      if (name === 'resumed/44444444-4444-4444-8444-444444444444.jsonl') continue;
+      const bytes = readFileSync(file);
+      const ends = lineEnds(bytes);
+      // The large real transcript is cut at a sample of its lines; every other file at each line.
+      const cuts = spread(ends.slice(0, -1), statSync(file).size > 1e6 ? 24 : 400);
+
+      it(`${name}: cut after each line, then grown whole, stores what a full read stores`, () => {
+        for (const at of [0, ...cuts]) {
+          const { dump, continued } = cutThenWhole(scratch.dir, file, at);
+          continuedTotal += continued;
+          expect(dump, `cut at byte ${at} of ${bytes.length}`).toEqual(reference);
+        }
+      });
+
+      it(`${name}: grown line by line (and half a line at a time), ingested at each step, stores what a full read stores`, () => {
+        // Every third step stops inside a line: the torn line must be left for the next ingest.
+        const steps: number[] = [];
+        let previous = 0;
+        spread(ends, statSync(file).size > 1e6 ? 60 : 400).forEach((end, i) => {
+          if (i % 3 === 2 && end - previous > 2) steps.push(previous + Math.floor((end - previous) / 2));
+          steps.push(end);
+          previous = end;
+        });
+        const { dump, continued } = growThrough(scratch.dir, file, steps);
+        continuedTotal += continued;
+        expect(dump).toEqual(reference);
+      });
+    }
+  });
+}
+
+describe('the incremental read is taken', () => {
+  it('for some of the grown files (not every growth falls back to a full read)', () => {
+    expect(continuedTotal).toBeGreaterThan(0);
+  });
+});
