@@ -23,13 +23,8 @@ export interface Warning {
   unreadable?: boolean;
 }
 
-export interface FileResult {
-  /**
-   * The sessions of the file (or database, or storage tree) the adapter was given. May be lazy — a database
-   * yields one session at a time — so `spawns`, `warnings`, `notes` and the counts are complete only once
-   * `sessions` has been iterated to the end. An error thrown while iterating is a problem with the input.
-   */
-  sessions: Iterable<ParsedSession>;
+/** What any read of a file reports beside its sessions: whole (parseFile) or continued (continueFile). */
+export interface ReadReport {
   spawns: Spawn[];
   warnings: Warning[];
   notes: string[];
@@ -42,6 +37,15 @@ export interface FileResult {
   resume?: Resume;
 }
 
+export interface FileResult extends ReadReport {
+  /**
+   * The sessions of the file (or database, or storage tree) the adapter was given. May be lazy — a database
+   * yields one session at a time — so `spawns`, `warnings`, `notes` and the counts are complete only once
+   * `sessions` has been iterated to the end. An error thrown while iterating is a problem with the input.
+   */
+  sessions: Iterable<ParsedSession>;
+}
+
 /** A reader's state at the end of what it read of a file, kept by the store for the next read. */
 export interface Resume {
   /** The session new lines would continue, and how many messages the reader had made of it. */
@@ -52,7 +56,7 @@ export interface Resume {
 }
 
 /** A file read on from where the last read stopped: what changed in the one session it continues. */
-export interface Continued {
+export interface Continued extends ReadReport {
   sessionId: string;
   /** Index (in the reader's messages of the session) of the first message that changed or is new. */
   from: number;
@@ -60,14 +64,6 @@ export interface Continued {
   messages: Message[];
   /** The session's metadata after the new lines. */
   meta: Omit<Session, 'messages' | 'requests' | 'continues'>;
-  spawns: Spawn[];
-  warnings: Warning[];
-  notes: string[];
-  lines: number;
-  skipped: number;
-  parsedBytes: number;
-  /** The state for the next read; absent: the next growth is read whole. */
-  resume?: Resume;
 }
 
 /** What says a log is unchanged since the last ingest. */

@@ -206,15 +206,7 @@ export class SessionStore {
              @requests_hash, @ingested_at)`,
       ).run(row);
     }
-    const insert = this.sql(
-      `INSERT INTO messages (session_id, seq, role, native_id, model, timestamp, injected, compaction, preserved,
-         usage, parts, source, hash, attachment)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    for (let seq = keep; seq < rows.length; seq++) {
-      const r = rows[seq] as ReturnType<typeof toRow>;
-      insert.run(session.id, seq, ...r.values, r.hash, r.attachment);
-    }
+    this.insertRows(session.id, rows, keep, 0);
     if (!existing || existing.requests_hash !== row.requests_hash)
       this.saveRequests(session.id, session.requests, parsed.messages);
     return {
@@ -381,6 +373,19 @@ export class SessionStore {
     return this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
   }
 
+  /** Writes rows[start…] as the session's messages, row i at seq `at + i`. */
+  private insertRows(id: string, rows: ReturnType<typeof toRow>[], start: number, at: number): void {
+    const insert = this.sql(
+      `INSERT INTO messages (session_id, seq, role, native_id, model, timestamp, injected, compaction, preserved,
+         usage, parts, source, hash, attachment)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (let i = start; i < rows.length; i++) {
+      const r = rows[i] as ReturnType<typeof toRow>;
+      insert.run(id, at + i, ...r.values, r.hash, r.attachment);
+    }
+  }
+
   /** The session's own messages from seq `from` on, in order. */
   messagesFrom(id: string, from: number): Message[] {
     const rows = this.sql('SELECT * FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq').all(
@@ -442,15 +447,7 @@ export class SessionStore {
     let keep = 0;
     while (keep < stored.length && keep < rows.length && stored[keep] === rows[keep]?.hash) keep++;
     this.sql('DELETE FROM messages WHERE session_id = ? AND seq >= ?').run(id, from + keep);
-    const insert = this.sql(
-      `INSERT INTO messages (session_id, seq, role, native_id, model, timestamp, injected, compaction, preserved,
-         usage, parts, source, hash, attachment)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    for (let i = keep; i < rows.length; i++) {
-      const r = rows[i] as ReturnType<typeof toRow>;
-      insert.run(id, from + i, ...r.values, r.hash, r.attachment);
-    }
+    this.insertRows(id, rows, keep, from);
     this.sql(
       `UPDATE sessions SET cwd=@cwd, title=@title, started_at=@started_at, ended_at=@ended_at, version=@version,
          message_count=@message_count, turn_count=@turn_count, tool_call_count=@tool_call_count,

@@ -207,7 +207,7 @@ export class ClaudeTranscript {
   private streamOf(value: Envelope): Stream {
     const main = value.sessionId ?? this.fallbackId;
     const sub = value.isSidechain === true && typeof value.agentId === 'string';
-    const sourceId = sub ? `${main}/agent-${value.agentId}` : main;
+    const sourceId = streamId(value, this.fallbackId);
     let stream = this.streams.get(sourceId);
     if (!stream) {
       stream = {
@@ -488,6 +488,14 @@ function orderChain(stream: Stream, joins: Join[] = [], chosen?: Entry): Entry[]
     visit(entry.env.uuid as string);
   }
   return ordered;
+}
+
+/** The source id of the stream a line belongs to: its session, or a sub-agent of it for a sidechain line. */
+export function streamId(value: Envelope, fallbackId: string): string {
+  const main = value.sessionId ?? fallbackId;
+  return value.isSidechain === true && typeof value.agentId === 'string'
+    ? `${main}/agent-${value.agentId}`
+    : main;
 }
 
 /** The leaf the conversation is taken to end at: the latest entry no other entry continues. */
@@ -875,6 +883,19 @@ export function finishSession(
   nameResults(messages);
   markUnanswered(messages);
   const session: ParsedSession = { ...base, id: sessionId(agent, base.sourceId), agent, messages, origin };
+  spanOf(session, entries);
+  if (!session.title) {
+    const title = firstTitle(messages);
+    if (title !== undefined) session.title = title;
+  }
+  return session;
+}
+
+/** Takes the first cwd and version, and widens the session's time span, from the entries in conversation order. */
+export function spanOf(
+  session: Pick<Session, 'cwd' | 'version' | 'startedAt' | 'endedAt'>,
+  entries: readonly Entry[],
+): void {
   for (const { env } of entries) {
     if (!session.cwd && env.cwd) session.cwd = env.cwd;
     if (!session.version && env.version) session.version = env.version;
@@ -883,12 +904,13 @@ export function finishSession(
       if (!session.endedAt || env.timestamp > session.endedAt) session.endedAt = env.timestamp;
     }
   }
-  if (!session.title) {
-    const first = messages.find(
-      (m) => m.role === 'user' && !m.injected && m.parts.some((p) => p.type === 'text'),
-    );
-    const text = first?.parts.find((p) => p.type === 'text');
-    if (text && text.type === 'text') session.title = text.text.trim().split('\n')[0]?.slice(0, 80);
-  }
-  return session;
+}
+
+/** The title a session without a better one takes: the first line of its first typed prompt. */
+export function firstTitle(messages: readonly Message[]): string | undefined {
+  const first = messages.find(
+    (m) => m.role === 'user' && !m.injected && m.parts.some((p) => p.type === 'text'),
+  );
+  const text = first?.parts.find((p) => p.type === 'text');
+  return text && text.type === 'text' ? text.text.trim().split('\n')[0]?.slice(0, 80) : undefined;
 }

@@ -14,11 +14,14 @@ import {
   type ConvertSeed,
   convert,
   type Entry,
+  firstTitle,
   invokesCommand,
   latestLeaf,
   type Stream,
   slim,
+  spanOf,
   spawnsOf,
+  streamId,
 } from './parse.js';
 import { conversationTypes, type Envelope, isEnvelope, knownTypes } from './records.js';
 
@@ -146,30 +149,8 @@ function tipOf(message: Message, index: number, stream: Stream, ordered: Entry[]
   // The message's nativeId is the uuid of its response's first line; the response id is on that line.
   const first = message.nativeId ? stream.byUuid.get(message.nativeId) : undefined;
   const response = first?.env.message?.id ?? message.nativeId ?? '';
-  let output = -1;
-  for (const { env } of ordered) {
-    if (env.type !== 'assistant' || (env.message?.id ?? env.uuid) !== response) continue;
-    const count = env.message?.usage ? (env.message.usage.output_tokens ?? -1) : undefined;
-    if (count !== undefined && count >= output) output = count;
-  }
+  const output = outputOf(ordered, response);
   return { response, index, output };
-}
-
-/** The title a session without a better one takes: the first line of its first typed prompt. */
-function firstTitle(messages: readonly Message[]): string | undefined {
-  const first = messages.find(
-    (m) => m.role === 'user' && !m.injected && m.parts.some((p) => p.type === 'text'),
-  );
-  const text = first?.parts.find((p) => p.type === 'text');
-  return text && text.type === 'text' ? text.text.trim().split('\n')[0]?.slice(0, 80) : undefined;
-}
-
-/** The stream a line belongs to, as ClaudeTranscript.streamOf names it. */
-function streamOf(value: Envelope, fallbackId: string): string {
-  const main = value.sessionId ?? fallbackId;
-  return value.isSidechain === true && typeof value.agentId === 'string'
-    ? `${main}/agent-${value.agentId}`
-    : main;
 }
 
 /**
@@ -201,43 +182,50 @@ export function continueTranscript(
   /** Responses and tool calls first seen in the new lines (later lines of a new response add to it). */
   const freshResponses = new Set<string>();
   const freshCalls = new Set<string>();
+  /** The calls the new lines' tool results answer. */
+  const answers = new Set<string>();
 
-  const read = readJsonLines(
-    file,
-    warnings,
-    (value, line) => {
-      if (why !== undefined) return undefined;
-      if (!isEnvelope(value)) return 'not a transcript record (no "type")';
-      order++;
-      const { type } = value;
-      if (!knownTypes.has(type)) unknown.set(type, (unknown.get(type) ?? 0) + 1);
-      if (type.startsWith('api-request')) why = `line ${line} is a request record`;
-      else if (type === 'summary') why = `line ${line} is a 'summary' line`;
-      else if (type === 'progress' && value.data?.type === 'agent_progress')
-        why = `line ${line} is a sub-agent's progress`;
-      if (why !== undefined) return undefined;
-      if (type === 'ai-title' && value.aiTitle) titles.ai = value.aiTitle;
-      if (type === 'custom-title' && value.customTitle) titles.custom = value.customTitle;
-      if (typeof value.uuid !== 'string') {
-        if (conversationTypes.has(type)) why = `line ${line} is a conversation line without a uuid`;
-        return undefined;
+  const stop = new Error('read whole');
+  const take = (value: unknown, line: number): string | undefined => {
+    if (!isEnvelope(value)) return 'not a transcript record (no "type")';
+    order++;
+    const { type } = value;
+    if (!knownTypes.has(type)) unknown.set(type, (unknown.get(type) ?? 0) + 1);
+    if (type.startsWith('api-request')) why = `line ${line} is a request record`;
+    else if (type === 'summary') why = `line ${line} is a 'summary' line`;
+    else if (type === 'progress' && value.data?.type === 'agent_progress')
+      why = `line ${line} is a sub-agent's progress`;
+    if (why !== undefined) throw stop;
+    if (type === 'ai-title' && value.aiTitle) titles.ai = value.aiTitle;
+    if (type === 'custom-title' && value.customTitle) titles.custom = value.customTitle;
+    if (typeof value.uuid !== 'string') {
+      if (conversationTypes.has(type)) {
+        why = `line ${line} is a conversation line without a uuid`;
+        throw stop;
       }
-      why = continues(value, line);
-      if (why !== undefined) return undefined;
-      entries.push({ env: slim(value), line, order: order - 1 });
-      spawns.push(...spawnsOf(value, value.sessionId ?? fallbackId));
-      leaf = value.uuid;
-      leafCommand = type === 'user' && invokesCommand(value);
-      latest = value.timestamp as string;
       return undefined;
-    },
-    { offset: from.offset, line: state.nextLine },
-  );
-  if (why !== undefined) return why;
+    }
+    why = continues(value, line);
+    if (why !== undefined) throw stop;
+    entries.push({ env: slim(value), line, order: order - 1 });
+    spawns.push(...spawnsOf(value, value.sessionId ?? fallbackId));
+    leaf = value.uuid;
+    leafCommand = type === 'user' && invokesCommand(value);
+    latest = value.timestamp as string;
+    return undefined;
+  };
+  let read: ReturnType<typeof readJsonLines>;
+  try {
+    read = readJsonLines(file, warnings, take, { offset: from.offset, line: state.nextLine });
+  } catch (error) {
+    // The first line that is no continuation ends the read: the rest is read by the full read that follows.
+    if (error === stop) return why as string;
+    throw error;
+  }
 
   /** Why this line does not simply continue the conversation; undefined when it does. */
   function continues(value: Envelope, line: number): string | undefined {
-    if (streamOf(value, fallbackId) !== state.stream) return `line ${line} belongs to another conversation`;
+    if (streamId(value, fallbackId) !== state.stream) return `line ${line} belongs to another conversation`;
     if (value.parentUuid !== leaf) return `line ${line} does not continue the conversation's last line`;
     if (uuids.mayHave(value.uuid as string)) return `line ${line} may repeat the uuid of an earlier line`;
     if (typeof value.timestamp !== 'string' || value.timestamp < latest)
@@ -270,7 +258,9 @@ export function continueTranscript(
     if (value.type === 'user')
       for (const block of content) {
         const callId = (block as { tool_use_id?: unknown }).tool_use_id;
-        if (block.type !== 'tool_result' || typeof callId !== 'string' || open.has(callId)) continue;
+        if (block.type !== 'tool_result' || typeof callId !== 'string') continue;
+        answers.add(callId);
+        if (open.has(callId)) continue;
         // A result of a call made in these new lines is named from it; of an earlier closed call it is not.
         if (calls.mayHave(callId) && !freshCalls.has(callId))
           return `line ${line} answers an earlier call that already has its result`;
@@ -279,13 +269,6 @@ export function continueTranscript(
   }
 
   // The messages the new lines change: the response they add to, and those whose open calls they answer.
-  const answers = new Set<string>();
-  for (const { env } of entries)
-    if (env.type === 'user' && Array.isArray(env.message?.content))
-      for (const block of env.message.content) {
-        const id = (block as { tool_use_id?: unknown }).tool_use_id;
-        if (block.type === 'tool_result' && typeof id === 'string') answers.add(id);
-      }
   let first = state.count;
   if (mergesTip && state.tip) first = Math.min(first, state.tip.index);
   for (const [id, call] of open) if (answers.has(id)) first = Math.min(first, call.index);
@@ -325,15 +308,9 @@ export function continueTranscript(
     }
   });
 
-  const meta: Meta & { title?: string } = { ...state.meta };
-  for (const { env } of entries) {
-    if (!meta.cwd && env.cwd) meta.cwd = env.cwd;
-    if (!meta.version && env.version) meta.version = env.version;
-    if (env.timestamp) {
-      if (!meta.startedAt || env.timestamp < meta.startedAt) meta.startedAt = env.timestamp;
-      if (!meta.endedAt || env.timestamp > meta.endedAt) meta.endedAt = env.timestamp;
-    }
-  }
+  const span: Meta = { ...state.meta };
+  spanOf(span, entries);
+  const meta: Meta & { title?: string } = { ...span };
   if (titles.first === undefined) titles.first = firstTitle(added);
   const title = titles.custom || titles.ai || (state.meta.kind !== 'main' ? titles.described : undefined);
   if (title) meta.title = title;
@@ -344,7 +321,7 @@ export function continueTranscript(
     if (message.role !== 'assistant') return;
     const index = first + i;
     if (index === state.tip?.index) {
-      if (mergesTip) tip = { ...state.tip, output: usageOf(seed, state.tip.response) };
+      if (mergesTip) tip = { ...state.tip, output: seed.usageSeen.get(state.tip.response) ?? -1 };
     } else {
       const entry = entries.find(({ env }) => env.uuid === message.nativeId);
       const response = entry?.env.message?.id ?? message.nativeId ?? '';
@@ -367,9 +344,8 @@ export function continueTranscript(
     offPathAnswers: offPathAnswers.pack(),
     unnamed: unnamed.pack(),
     titles,
-    meta: { ...meta, title: undefined } as Meta,
+    meta: span,
   };
-  delete (next.meta as { title?: string }).title;
   if (tip) next.tip = tip;
   const notes = [...unknown].map(
     ([type, count]) => `${count} line(s) of unknown type '${type}' kept out of the conversation`,
@@ -390,12 +366,8 @@ export function continueTranscript(
   };
 }
 
-function usageOf(seed: ConvertSeed, response: string): number {
-  return seed.usageSeen.get(response) ?? -1;
-}
-
 /** The largest output count among the lines of one response (what convert keeps as its usage). */
-function outputOf(entries: Entry[], response: string): number {
+function outputOf(entries: readonly Entry[], response: string): number {
   let output = -1;
   for (const { env } of entries) {
     if (env.type !== 'assistant' || (env.message?.id ?? env.uuid) !== response || !env.message?.usage)
