@@ -45,7 +45,11 @@ export class HashSet {
       merged.set(this.values);
       merged.set(this.added, this.values.length);
       merged.sort();
-      this.values = merged;
+      // Each hash once: the same ids added in another order or more than once pack alike.
+      let kept = 0;
+      for (let i = 0; i < merged.length; i++)
+        if (kept === 0 || merged[i] !== merged[kept - 1]) merged[kept++] = merged[i] as number;
+      this.values = merged.subarray(0, kept);
       this.added = [];
     }
     return Buffer.from(this.values.buffer, this.values.byteOffset, this.values.byteLength).toString('base64');

@@ -7,7 +7,7 @@ import { SessionStore } from '../store/sessions.js';
 import { discover, unreadable } from './discover.js';
 import { withHeads } from './jsonl.js';
 import { adapters } from './registry.js';
-import type { Fingerprint, ParsedSession, Resume, SourceAdapter, Warning } from './types.js';
+import type { Fingerprint, ParsedSession, Resume, SourceAdapter, StoredSession, Warning } from './types.js';
 
 /** What one path given to `ingest` came to. */
 export interface PathSummary {
@@ -361,8 +361,10 @@ function continueRead(
   if (!row) return whole(`its session ${resume.sessionId} is no longer in the store`);
   // A session whose head is a copied history keeps only its own messages: the reader's index is shifted.
   const shift = resume.messages - row.message_count;
-  const stored = (index: number) =>
-    index < shift ? undefined : store.messagesFrom(resume.sessionId, index - shift);
+  const stored: StoredSession = {
+    messages: (index) => (index < shift ? undefined : store.messagesFrom(resume.sessionId, index - shift)),
+    requestMessage: (hash) => store.requestMessage(resume.sessionId, hash),
+  };
   let continued: ReturnType<NonNullable<SourceAdapter['continueFile']>>;
   try {
     continued = (reader.continueFile as NonNullable<SourceAdapter['continueFile']>)(
@@ -378,10 +380,20 @@ function continueRead(
   // reaches the first message the session holds of its own, that comparison may come out another way.
   if (continued.from < shift || (row.continues_session_id !== null && continued.from <= shift))
     return whole('the new lines may change the history it shares with another session');
+  if (continued.requests && store.requestCount(continued.sessionId) !== continued.requests.from)
+    return whole('its stored request records are not what the last read of it made');
   const result = continued;
   let saved: ReturnType<SessionStore['extend']> | undefined;
   db.transaction(() => {
-    saved = store.extend(result.sessionId, result.from - shift, result.messages, result.meta, 'file', file);
+    saved = store.extend(
+      result.sessionId,
+      result.from - shift,
+      result.messages,
+      result.meta,
+      'file',
+      file,
+      result.requests,
+    );
     for (const spawn of result.spawns) store.saveSpawn(spawn, reader.agent);
     files.put({
       path: file,

@@ -1,4 +1,5 @@
 import type { Stats } from 'node:fs';
+import type { MessageOrigin, RequestLog, RequestRecord } from '../model/request.js';
 import type { AgentId, Message, Session } from '../model/session.js';
 
 /** A session as an adapter read it, with whether it came from its own file or from an inline mirror. */
@@ -64,6 +65,28 @@ export interface Continued extends ReadReport {
   messages: Message[];
   /** The session's metadata after the new lines. */
   meta: Omit<Session, 'messages' | 'requests' | 'continues'>;
+  /** What the new lines add to the session's recorded request log; absent when they add nothing to it. */
+  requests?: GrownRequests;
+}
+
+/** Request records a continued read found: appended to those stored, with what they name that is new. */
+export interface GrownRequests {
+  /** Index of the first new record: how many the session held before. */
+  from: number;
+  records: RequestRecord[];
+  /** A record stored before that the new lines answered: its index and the response it produced. */
+  bound?: { seq: number; responseId: string };
+  /** Shapes and messages the new records name that the session's log did not hold yet. */
+  shapes: RequestLog['shapes'];
+  messages: RequestLog['messages'];
+}
+
+/** What a continued read may look up in the store about the session it continues. */
+export interface StoredSession {
+  /** The session's messages from an index on (the reader's index), as stored; undefined when it cannot say. */
+  messages(index: number): Message[] | undefined;
+  /** Where the message of this hash in the session's request log came from; undefined when it holds none. */
+  requestMessage(hash: string): MessageOrigin | undefined;
 }
 
 /** What says a log is unchanged since the last ingest. */
@@ -91,13 +114,13 @@ export interface SourceAdapter {
   parseFile(file: string): FileResult;
   /**
    * Reads only the bytes after `from.offset` of a file that grew, given the state the last read kept, when they
-   * merely continue the session it read; `stored(index)` gives that session's messages from an index on as the
-   * store holds them. Returns why not (a string) when the file must be read whole instead.
+   * merely continue the session it read; `stored` is what the store holds of that session. Returns why not (a
+   * string) when the file must be read whole instead.
    */
   continueFile?(
     file: string,
     from: { offset: number; state: unknown; messages: number },
-    stored: (index: number) => Message[] | undefined,
+    stored: StoredSession,
   ): Continued | string;
   /**
    * What must be unchanged for the unit to be skipped on the next ingest; default: the file's size, mtime and

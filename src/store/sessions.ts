@@ -1,11 +1,18 @@
 import type { Statement } from 'better-sqlite3';
 import { contentHash, fieldsHash } from '../model/canonical-json.js';
 import { sessionId } from '../model/ids.js';
-import { type RequestLog, resolveRequests, type TurnRequest, type WireMessage } from '../model/request.js';
+import {
+  type MessageOrigin,
+  type RequestLog,
+  type RequestRecord,
+  resolveRequests,
+  type TurnRequest,
+  type WireMessage,
+} from '../model/request.js';
 import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
 import { toolCalls } from '../model/session.js';
 import { recordedPartsJson } from '../sources/parts-json.js';
-import type { ParsedSession, Spawn } from '../sources/types.js';
+import type { GrownRequests, ParsedSession, Spawn } from '../sources/types.js';
 import { type Db, StoreError, statementCache } from './db.js';
 
 export type SaveOutcome = 'new' | 'updated' | 'unchanged' | 'kept';
@@ -236,14 +243,95 @@ export class SessionStore {
       this.sql('DELETE FROM request_messages WHERE session_id = ?').run(id);
       return;
     }
+    this.insertRecords(id, log.records, 0);
+    this.insertShapes(id, log.shapes);
+    this.insertRequestMessages(id, log.messages, conversation);
+  }
+
+  /**
+   * Adds what a continued read found to the session's request log (records after those stored, a stored record
+   * now answered, new shapes and messages) and re-hashes the log, so the row ends as save() would leave it.
+   * `conversation` holds at least the messages the new request messages' tool results are in.
+   */
+  private extendRequests(id: string, grown: GrownRequests, conversation: readonly Message[]): void {
+    const held = this.requestCount(id);
+    if (held !== grown.from)
+      throw new StoreError(
+        `session ${id} holds ${held} request records, not the ${grown.from} the reader had`,
+      );
+    if (grown.bound)
+      this.sql('UPDATE requests SET response_id = ? WHERE session_id = ? AND seq = ?').run(
+        grown.bound.responseId,
+        id,
+        grown.bound.seq,
+      );
+    this.insertRecords(id, grown.records, grown.from);
+    this.insertShapes(id, grown.shapes);
+    this.insertRequestMessages(id, grown.messages, conversation);
+    this.sql('UPDATE sessions SET requests_hash = ? WHERE id = ?').run(this.storedRequestsHash(id), id);
+  }
+
+  /** How many request records the session holds. */
+  requestCount(id: string): number {
+    return this.sql('SELECT count(*) FROM requests WHERE session_id = ?').pluck().get(id) as number;
+  }
+
+  /** Where the message of this hash in the session's request log came from; undefined when it holds none. */
+  requestMessage(id: string, hash: string): MessageOrigin | undefined {
+    return this.sql('SELECT origin FROM request_messages WHERE session_id = ? AND hash = ?')
+      .pluck()
+      .get(id, hash) as MessageOrigin | undefined;
+  }
+
+  /** requestsHash() of the log as stored, from the columns it hashes (no message or shape is parsed). */
+  private storedRequestsHash(id: string): string | null {
+    const records = this.sql(
+      'SELECT record_id, response_id, shape_hash, base, keep, tail, digest, line FROM requests WHERE session_id = ? ORDER BY seq',
+    ).all(id) as {
+      record_id: string;
+      response_id: string | null;
+      shape_hash: string;
+      base: string | null;
+      keep: number;
+      tail: string;
+      digest: string | null;
+      line: number | null;
+    }[];
+    if (records.length === 0) return null;
+    const fields: (string | number | null)[] = [];
+    for (const r of records)
+      fields.push(
+        r.record_id,
+        r.response_id,
+        r.shape_hash,
+        r.base,
+        r.keep,
+        (JSON.parse(r.tail) as string[]).join(','),
+        r.digest,
+        r.line,
+      );
+    const shapes = this.sql('SELECT hash FROM request_shapes WHERE session_id = ?')
+      .pluck()
+      .all(id) as string[];
+    for (const hash of shapes.sort()) fields.push('shape', hash);
+    const messages = this.sql('SELECT hash, origin FROM request_messages WHERE session_id = ?').all(id) as {
+      hash: string;
+      origin: string;
+    }[];
+    messages.sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
+    for (const m of messages) fields.push(m.hash, m.origin);
+    return fieldsHash(fields);
+  }
+
+  private insertRecords(id: string, records: readonly RequestRecord[], from: number): void {
     const record = this.sql(
       `INSERT INTO requests (session_id, seq, record_id, response_id, shape_hash, params, base, keep, tail,
          cache_control, digest, line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    log.records.forEach((r, seq) => {
+    records.forEach((r, i) => {
       record.run(
         id,
-        seq,
+        from + i,
         r.id,
         r.responseId ?? null,
         r.shapeHash,
@@ -256,31 +344,48 @@ export class SessionStore {
         r.line ?? null,
       );
     });
-    const stored = (table: string) =>
-      new Set(this.sql(`SELECT hash FROM ${table} WHERE session_id = ?`).pluck().all(id) as string[]);
-    const shapes = stored('request_shapes');
+  }
+
+  /** Shapes and messages are content-addressed: those the session holds already are not written again. */
+  private insertShapes(id: string, shapes: RequestLog['shapes']): void {
+    const entries = Object.entries(shapes);
+    if (entries.length === 0) return;
+    const stored = this.storedHashes('request_shapes', id);
     const shape = this.sql('INSERT INTO request_shapes (session_id, hash, digest) VALUES (?, ?, ?)');
     // OR IGNORE rather than a set of digests already written: a transaction rolled back would leave the set
     // naming bodies that are not there.
     const body = this.sql('INSERT OR IGNORE INTO shape_bodies (digest, system, tools) VALUES (?, ?, ?)');
-    for (const [hash, s] of Object.entries(log.shapes)) {
-      if (shapes.has(hash)) continue;
+    for (const [hash, s] of entries) {
+      if (stored.has(hash)) continue;
       const system = JSON.stringify(s.system);
       const tools = JSON.stringify(s.tools);
       const digest = fieldsHash([system, tools]);
       body.run(digest, system, tools);
       shape.run(id, hash, digest);
     }
-    const messages = stored('request_messages');
+  }
+
+  private insertRequestMessages(
+    id: string,
+    messages: RequestLog['messages'],
+    conversation: readonly Message[],
+  ): void {
+    const entries = Object.entries(messages);
+    if (entries.length === 0) return;
+    const stored = this.storedHashes('request_messages', id);
     const message = this.sql(
       'INSERT INTO request_messages (session_id, hash, message, origin) VALUES (?, ?, ?, ?)',
     );
     const outputs = resultOutputs(conversation);
-    for (const [hash, m] of Object.entries(log.messages)) {
-      if (messages.has(hash)) continue;
+    for (const [hash, m] of entries) {
+      if (stored.has(hash)) continue;
       const slim = m.origin === 'transcript' ? withResultRefs(m.message, outputs) : undefined;
       message.run(id, hash, JSON.stringify(slim ?? m.message), m.origin);
     }
+  }
+
+  private storedHashes(table: 'request_shapes' | 'request_messages', id: string): Set<string> {
+    return new Set(this.sql(`SELECT hash FROM ${table} WHERE session_id = ?`).pluck().all(id) as string[]);
   }
 
   /** The session's recorded request log, as saved; undefined when it has none. */
@@ -397,8 +502,9 @@ export class SessionStore {
 
   /**
    * Continues a stored session that grew: its messages from seq `from` on are replaced by `messages` (the ones a
-   * reader changed, then the new ones), and its row takes the new metadata. The row ends as save() of the whole
-   * session would leave it. Must run inside the caller's transaction.
+   * reader changed, then the new ones), its row takes the new metadata and its request log what the new lines
+   * added to it. The row ends as save() of the whole session would leave it. Must run inside the caller's
+   * transaction.
    */
   extend(
     id: string,
@@ -407,6 +513,7 @@ export class SessionStore {
     meta: Omit<Session, 'messages' | 'requests' | 'continues'>,
     origin: ParsedSession['origin'],
     sourceFile: string,
+    requests?: GrownRequests,
   ): { outcome: 'updated' | 'unchanged'; added: number; stored: { messages: number; toolCalls: number } } {
     const existing = this.row(id);
     if (!existing) throw new StoreError(`session ${id} is not in the store; it cannot be continued`);
@@ -442,7 +549,8 @@ export class SessionStore {
       stored.every((hash, i) => hash === rows[i]?.hash) &&
       existing.meta_hash === row.meta_hash;
     const total = { messages: row.message_count, toolCalls: row.tool_call_count };
-    if (same) return { outcome: 'unchanged', added: 0, stored: total };
+    if (requests) this.extendRequests(id, requests, messages);
+    if (same && !requests) return { outcome: 'unchanged', added: 0, stored: total };
     // Rows that did not change stay; the first that did and everything after it are written again.
     let keep = 0;
     while (keep < stored.length && keep < rows.length && stored[keep] === rows[keep]?.hash) keep++;

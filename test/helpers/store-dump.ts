@@ -18,7 +18,13 @@ export function dumpStore(db: Db): Record<string, unknown[]> {
          parts, source, hash FROM messages ORDER BY session_id, seq`,
     ),
     spawns: all('SELECT child_id, parent_id, tool_call_id FROM spawns ORDER BY child_id'),
-    files: all('SELECT path, agent, size, inode, parsed_bytes, parser FROM source_files ORDER BY path'),
+    // What a reader kept to continue each file, parsed: a continued read must leave the state a full read does.
+    files: all(
+      'SELECT path, agent, size, inode, parsed_bytes, parser, resume FROM source_files ORDER BY path',
+    ).map((row) => {
+      const { resume, ...rest } = row as { resume: string | null };
+      return { ...rest, resume: resume === null ? null : JSON.parse(resume) };
+    }),
     requests: all(
       `SELECT session_id, seq, record_id, response_id, shape_hash, params, base, keep, tail, cache_control, digest,
          line FROM requests ORDER BY session_id, seq`,

@@ -22,9 +22,8 @@ import {
   buildRequestLog,
   type PendingRecord,
   type RequestLine,
-  readBlob,
-  readRecord,
-  readShape,
+  recordEnvelope,
+  takeRequestLine,
 } from './requests.js';
 import { resumeOf } from './resume.js';
 
@@ -123,32 +122,12 @@ export class ClaudeTranscript {
   }
 
   private addRequestLine(value: RequestLine, line: number): string | undefined {
-    switch (value.type) {
-      case 'api-request-shape': {
-        const shape = readShape(value);
-        if (!shape) return 'api-request-shape without a shapeHash, system and tools';
-        this.shapes.set(shape.hash, shape.shape);
-        return undefined;
-      }
-      case 'api-request-blob': {
-        const blob = readBlob(value);
-        if (!blob) return 'api-request-blob without a hash and a message';
-        this.blobs.set(blob.hash, blob.message);
-        return undefined;
-      }
-      case 'api-request': {
-        const record = readRecord(value, line);
-        if (typeof record === 'string') return record;
-        // Sub-agent records carry the agent's id but not isSidechain.
-        const stream = this.streamOf({ ...value, isSidechain: typeof value.agentId === 'string' });
-        stream.requests.push(record);
-        stream.awaiting = record;
-        return undefined;
-      }
-      default:
-        // Another record type of the family (counted as unknown by add).
-        return undefined;
-    }
+    const taken = takeRequestLine(value, line, { shapes: this.shapes, blobs: this.blobs });
+    if (taken === undefined || typeof taken === 'string') return taken;
+    const stream = this.streamOf(recordEnvelope(value));
+    stream.requests.push(taken);
+    stream.awaiting = taken;
+    return undefined;
   }
 
   /** Builds the sessions; `nextLine` (the number of the line after the last one read) lets a later read continue. */
@@ -179,6 +158,8 @@ export class ClaudeTranscript {
           titles: { custom: this.titles.custom, ai: this.titles.ai, described: this.meta.description },
           order: this.order,
           nextLine,
+          shapes: this.shapes,
+          blobs: this.blobs,
         });
     }
     for (const [sourceId, mirror] of this.mirrors) {

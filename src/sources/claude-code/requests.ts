@@ -51,6 +51,41 @@ export function readRecord(value: RequestLine, line: number): PendingRecord | st
   return record;
 }
 
+/**
+ * Takes one line of the record family: a shape or blob goes into `into`, a request record is returned; a string
+ * is why the line is not a well-formed record (it is skipped). Other types of the family are passed over.
+ */
+export function takeRequestLine(
+  value: RequestLine,
+  line: number,
+  into: { shapes: Map<string, RequestShape>; blobs: Map<string, WireMessage> },
+): PendingRecord | string | undefined {
+  switch (value.type) {
+    case 'api-request-shape': {
+      const shape = readShape(value);
+      if (!shape) return 'api-request-shape without a shapeHash, system and tools';
+      into.shapes.set(shape.hash, shape.shape);
+      return undefined;
+    }
+    case 'api-request-blob': {
+      const blob = readBlob(value);
+      if (!blob) return 'api-request-blob without a hash and a message';
+      into.blobs.set(blob.hash, blob.message);
+      return undefined;
+    }
+    case 'api-request':
+      return readRecord(value, line);
+    default:
+      // Another record type of the family (counted as unknown by the reader).
+      return undefined;
+  }
+}
+
+/** The envelope a record's stream is found by: sub-agent records carry the agent's id but not isSidechain. */
+export function recordEnvelope(value: RequestLine): Envelope {
+  return { ...value, isSidechain: typeof value.agentId === 'string' };
+}
+
 export function readShape(value: RequestLine): { hash: string; shape: RequestShape } | undefined {
   const { shapeHash, shape } = value;
   if (typeof shapeHash !== 'string' || !shape || !Array.isArray(shape.system) || !Array.isArray(shape.tools))
@@ -120,7 +155,11 @@ export function buildRequestLog(
   return log;
 }
 
-function findInTranscript(lines: ConversationLine[], wanted: Set<string>, log: RequestLog): void {
+/**
+ * Resolves the `wanted` hashes to messages built from `lines` (taken out of `wanted` as they are found), in the
+ * order a full read tries them: responses, whole runs of user lines, their lines alone, parts of runs.
+ */
+export function findInTranscript(lines: ConversationLine[], wanted: Set<string>, log: RequestLog): void {
   const offer = (message: WireMessage): boolean => {
     const hash = messageHash(message);
     if (wanted.has(hash)) {

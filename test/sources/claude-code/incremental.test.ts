@@ -114,4 +114,24 @@ describe('the incremental read is taken', () => {
   it('for some of the grown files (not every growth falls back to a full read)', () => {
     expect(continuedTotal).toBeGreaterThan(0);
   });
+
+  it('for most growths of a Claude Code 2.1.328 session, request records included', () => {
+    // Grown one line at a time, as the real binary wrote it: each model turn adds a request record (and its shape
+    // and blobs) before the response. Only the first record, the compaction and lines that do not chain to the
+    // conversation's last one (parallel tool results, progress) are read whole: 121 of 135 growths continue.
+    const scratch = scratchCopy([join(fixtures, 'real', 'claude-code-2.1.328', 'projects')]);
+    scratches.push(scratch);
+    const reference = fullRead(scratch.dir);
+    const file = join(
+      scratch.dir,
+      'projects',
+      '-home-ada-projects-demo-app',
+      '5a5a5a5a-0001-4000-8000-00000000000a.jsonl',
+    );
+    const ends = lineEnds(readFileSync(file));
+    const { dump, continued } = growThrough(scratch.dir, file, ends);
+    expect(dump).toEqual(reference);
+    expect(reference.requests?.length).toBeGreaterThan(10);
+    expect(continued).toBeGreaterThanOrEqual(Math.floor(ends.length * 0.85));
+  });
 });
