@@ -25,7 +25,7 @@ import {
 } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, median, removeDb, runNode, table } from '../children.mjs';
 import { generate } from './generate.mjs';
@@ -73,30 +73,95 @@ function transcript(scratch) {
   }
 }
 
-/** The transcript's last main-chain line: what Claude Code chains the next line to. */
-function lastLine(file) {
-  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const last = JSON.parse(lines[i]);
-    if (typeof last.uuid === 'string' && !last.isSidechain) return last;
+/**
+ * The messages a request record made after the file's last one would name: its tail. Claude Code 2.1.3xx writes
+ * one before each API response; its tail is every message appended since the record before it (the lines of
+ * one response merged, consecutive user lines merged). Tracks the lines the growth adds too.
+ */
+class Tail {
+  constructor(lines) {
+    this.messages = [];
+    this.run = false;
+    this.last = undefined;
+    for (const line of lines) {
+      if (line.isSidechain) continue;
+      if (line.type === 'api-request') {
+        this.last = line;
+        this.messages = [];
+        this.run = false;
+      } else this.see(line);
+    }
   }
-  throw new Error(`${file}: no line with a uuid`);
+
+  see(line) {
+    if (line.type === 'system') this.run = false;
+    if (line.type === 'assistant' && Array.isArray(line.message?.content)) {
+      this.run = false;
+      const top = this.messages.at(-1);
+      if (top?.id === line.message.id) top.message.content.push(...line.message.content);
+      else
+        this.messages.push({
+          id: line.message.id,
+          message: { role: 'assistant', content: [...line.message.content] },
+        });
+    } else if (line.type === 'user' && line.message?.content !== undefined) {
+      const top = this.messages.at(-1);
+      const blocks = (c) => (typeof c === 'string' ? [{ type: 'text', text: c }] : c);
+      if (this.run && top)
+        top.message = {
+          role: 'user',
+          content: [...blocks(top.message.content), ...blocks(line.message.content)],
+        };
+      else this.messages.push({ message: { role: 'user', content: line.message.content } });
+      this.run = true;
+    }
+  }
+
+  /** The record for the next response, chained to the last one; the tail starts again after it. */
+  record(id, timestamp, messageHash) {
+    const record = {
+      type: 'api-request',
+      sessionId: this.last.sessionId,
+      id,
+      timestamp,
+      version: this.last.version,
+      querySource: 'sdk',
+      shapeHash: this.last.shapeHash,
+      params: this.last.params,
+      base: this.last.id,
+      keep: this.last.keep + this.last.tail.length,
+      tail: this.messages.map(({ message }) => messageHash(message)),
+      cacheControl: [],
+    };
+    this.last = record;
+    this.messages = [];
+    this.run = false;
+    return `${JSON.stringify(record)}\n`;
+  }
 }
 
 /**
  * What a live session appends between two ingests, as Claude Code writes it: a new prompt (one user line), the
  * model's answer to it (one assistant line) and a tool round trip (a tool call, its result, the closing answer).
- * Each step is chained to the one before; `messages` is how many messages its re-ingest must add.
+ * Each step is chained to the one before; `messages` is how many messages its re-ingest must add. With request
+ * records in the file, each response comes after its record, as 2.1.3xx writes them.
  */
-function growthSteps(file) {
-  const last = lastLine(file);
+async function growthSteps(file) {
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((text) => JSON.parse(text));
+  const last = lines.findLast((line) => typeof line.uuid === 'string' && !line.isSidechain);
+  if (!last) throw new Error(`${file}: no line with a uuid`);
+  const tail = new Tail(lines);
+  const { messageHash } = await import(pathToFileURL(join(repo, 'dist', 'model', 'request.js')).href);
   let parent = last.uuid;
   let clock = Date.parse(last.timestamp);
   let n = 0;
   const line = (fields) => {
     const uuid = `0b5ad7e0-0000-4000-8000-${String(++n).padStart(12, '0')}`;
     clock += 5_000;
-    const text = JSON.stringify({
+    const value = {
       parentUuid: parent,
       isSidechain: false,
       ...fields,
@@ -105,26 +170,38 @@ function growthSteps(file) {
       cwd: last.cwd,
       sessionId: last.sessionId,
       version: last.version,
-    });
+    };
+    tail.see(value);
     parent = uuid;
-    return `${text}\n`;
+    return `${JSON.stringify(value)}\n`;
   };
   const usage = { input_tokens: 12, output_tokens: 40, cache_read_input_tokens: 30_000 };
-  const answer = (id, content, stop) =>
-    line({
-      type: 'assistant',
-      requestId: `req_grow${id}`,
-      message: {
-        id: `msg_grow${id}`,
-        type: 'message',
-        role: 'assistant',
-        model: 'claude-sonnet-4-5',
-        content,
-        stop_reason: stop,
-        stop_sequence: null,
-        usage,
-      },
-    });
+  const answer = (id, content, stop) => {
+    const record = tail.last
+      ? tail.record(
+          `0b5ad7e0-0000-4000-9000-${String(id).padStart(12, '0')}`,
+          new Date(clock).toISOString(),
+          messageHash,
+        )
+      : '';
+    return (
+      record +
+      line({
+        type: 'assistant',
+        requestId: `req_grow${id}`,
+        message: {
+          id: `msg_grow${id}`,
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5',
+          content,
+          stop_reason: stop,
+          stop_sequence: null,
+          usage,
+        },
+      })
+    );
+  };
   const prompt = line({
     type: 'user',
     message: { role: 'user', content: 'one more thing: run the tests again' },
@@ -151,10 +228,15 @@ function growthSteps(file) {
     toolUseResult: { stdout: '12 passed', stderr: '', interrupted: false },
   });
   const closing = answer(3, [{ type: 'text', text: 'All 12 tests pass.' }], 'end_turn');
+  const records = tail.last === undefined ? '' : ' with its record';
   return [
     { name: 'a new prompt (1 line)', lines: prompt, messages: 1 },
-    { name: 'the answer (1 line)', lines: reply, messages: 1 },
-    { name: 'a tool round trip (3 lines)', lines: call + result + closing, messages: 3 },
+    { name: `the answer${records} (${reply.split('\n').length - 1} lines)`, lines: reply, messages: 1 },
+    {
+      name: `a tool round trip${records}s (${(call + result + closing).split('\n').length - 1} lines)`,
+      lines: call + result + closing,
+      messages: 3,
+    },
   ];
 }
 
@@ -190,7 +272,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'bench-grow-'));
 try {
   log(`generating a corpus with a main transcript of at least ${want / MB} MB ...`);
   const source = transcript(scratch);
-  const steps = growthSteps(source.path);
+  const steps = await growthSteps(source.path);
   const runsOf = { first: [], steps: steps.map(() => []), cliFirst: [], cliGrown: [] };
   const continued = steps.map(() => 0);
   const loads = [loadavg()[0]];
