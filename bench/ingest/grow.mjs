@@ -228,13 +228,20 @@ async function growthSteps(file) {
     toolUseResult: { stdout: '12 passed', stderr: '', interrupted: false },
   });
   const closing = answer(3, [{ type: 'text', text: 'All 12 tests pass.' }], 'end_turn');
-  const records = tail.last === undefined ? '' : ' with its record';
+  const count = (text) => text.split('\n').length - 1;
+  const lines = (text) => `${count(text)} line${count(text) === 1 ? '' : 's'}`;
+  const round = call + result + closing;
+  const withRecords = tail.last !== undefined;
   return [
-    { name: 'a new prompt (1 line)', lines: prompt, messages: 1 },
-    { name: `the answer${records} (${reply.split('\n').length - 1} lines)`, lines: reply, messages: 1 },
+    { name: `a new prompt (${lines(prompt)})`, lines: prompt, messages: 1 },
     {
-      name: `a tool round trip${records}s (${(call + result + closing).split('\n').length - 1} lines)`,
-      lines: call + result + closing,
+      name: `the answer${withRecords ? ' with its record' : ''} (${lines(reply)})`,
+      lines: reply,
+      messages: 1,
+    },
+    {
+      name: `a tool round trip${withRecords ? ' with its records' : ''} (${lines(round)})`,
+      lines: round,
       messages: 3,
     },
   ];
