@@ -229,18 +229,18 @@ async function growthSteps(file) {
   });
   const closing = answer(3, [{ type: 'text', text: 'All 12 tests pass.' }], 'end_turn');
   const count = (text) => text.split('\n').length - 1;
-  const lines = (text) => `${count(text)} line${count(text) === 1 ? '' : 's'}`;
+  const sized = (text) => `${count(text)} line${count(text) === 1 ? '' : 's'}`;
   const round = call + result + closing;
   const withRecords = tail.last !== undefined;
   return [
-    { name: `a new prompt (${lines(prompt)})`, lines: prompt, messages: 1 },
+    { name: `a new prompt (${sized(prompt)})`, lines: prompt, messages: 1 },
     {
-      name: `the answer${withRecords ? ' with its record' : ''} (${lines(reply)})`,
+      name: `the answer${withRecords ? ' with its record' : ''} (${sized(reply)})`,
       lines: reply,
       messages: 1,
     },
     {
-      name: `a tool round trip${withRecords ? ' with its records' : ''} (${lines(round)})`,
+      name: `a tool round trip${withRecords ? ' with its records' : ''} (${sized(round)})`,
       lines: round,
       messages: 3,
     },
