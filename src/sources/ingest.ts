@@ -319,6 +319,26 @@ function bytesCheck(file: string, offset: number): string {
   }
 }
 
+/**
+ * Where new lines start after a read that stopped at `offset`. A writer caught between a line and its newline
+ * leaves a last line that parses whole: that read took it, and the newline written after it belongs to it.
+ * Undefined when the bytes at `offset` continue that line (it was not finished when it was read).
+ */
+function linesFrom(file: string, offset: number): number | undefined {
+  if (offset === 0) return 0;
+  const fd = openSync(file, 'r');
+  try {
+    const bytes = Buffer.alloc(3);
+    const got = readSync(fd, bytes, 0, 3, offset - 1);
+    if (bytes[0] === 0x0a) return offset;
+    if (got >= 2 && bytes[1] === 0x0a) return offset + 1;
+    if (got >= 3 && bytes[1] === 0x0d && bytes[2] === 0x0a) return offset + 2;
+    return got === 1 ? offset : undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function resumeJson(file: string, offset: number, resume: Resume | undefined): string | null {
   if (!resume) return null;
   const stored: StoredResume = { ...resume, check: bytesCheck(file, offset) };
@@ -357,6 +377,8 @@ function continueRead(
   }
   if (check !== resume.check)
     return whole('the bytes already read changed: it was rewritten, not appended to');
+  const start = linesFrom(file, offset);
+  if (start === undefined) return whole('the last line read of it was not finished then');
   const row = store.row(resume.sessionId);
   if (!row) return whole(`its session ${resume.sessionId} is no longer in the store`);
   // A session whose head is a copied history keeps only its own messages: the reader's index is shifted.
@@ -369,7 +391,7 @@ function continueRead(
   try {
     continued = (reader.continueFile as NonNullable<SourceAdapter['continueFile']>)(
       file,
-      { offset, state: resume.state, messages: resume.messages },
+      { offset: start, state: resume.state, messages: resume.messages },
       stored,
     );
   } catch (error) {

@@ -63,8 +63,11 @@ export interface Continued extends ReadReport {
   from: number;
   /** The messages from `from` on: those the new lines changed, then the new ones. */
   messages: Message[];
-  /** The session's metadata after the new lines. */
-  meta: Omit<Session, 'messages' | 'requests' | 'continues'>;
+  /**
+   * The session's metadata after the new lines; `continues` only when the reader names the history it continues
+   * by line (else the store keeps the one it found).
+   */
+  meta: Omit<Session, 'messages' | 'requests'>;
   /** What the new lines add to the session's recorded request log; absent when they add nothing to it. */
   requests?: GrownRequests;
 }

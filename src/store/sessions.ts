@@ -510,7 +510,7 @@ export class SessionStore {
     id: string,
     from: number,
     messages: Message[],
-    meta: Omit<Session, 'messages' | 'requests' | 'continues'>,
+    meta: Omit<Session, 'messages' | 'requests'>,
     origin: ParsedSession['origin'],
     sourceFile: string,
     requests?: GrownRequests,
@@ -532,10 +532,11 @@ export class SessionStore {
       turn_count: existing.turn_count - before.turn_count + after.turn_count,
       tool_call_count: existing.tool_call_count - before.tool_call_count + after.tool_call_count,
       unanswered_count: existing.unanswered_count - before.unanswered_count + after.unanswered_count,
-      // As save() hashes it: the session's metadata with the history it continues, as stored.
+      // As save() hashes it: the session's metadata with the history it continues, as the reader named it by
+      // line, else as the store found it.
       meta_hash: contentHash({
         ...meta,
-        ...optional('continues', continuesOf(existing)),
+        ...optional('continues', meta.continues ?? continuesOf(existing)),
         origin,
         sourceFile,
       }),

@@ -1,8 +1,9 @@
 // The proof that an ingest of a log that grew leaves the store exactly as one full read of the whole log does,
 // whatever the reader did with the new bytes (continued from where it stopped, or read the file again).
 
-import { appendFileSync, cpSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { ingest, type PathSummary } from '../../src/sources/ingest.js';
 import { tempDir } from './cli.js';
 import { tempStore } from './store.js';
@@ -30,6 +31,26 @@ export function fullRead(dir: string): Record<string, unknown[]> {
   } finally {
     store.close();
   }
+}
+
+/** Every `.jsonl` file under `dir` (not in a `schema/` folder), sorted. */
+export function logFiles(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory() && entry.name !== 'schema') found.push(...logFiles(path));
+    else if (entry.isFile() && entry.name.endsWith('.jsonl')) found.push(path);
+  }
+  return found.sort();
+}
+
+/** At most `most` offsets, spread over the file, always including its end. */
+export function spread(ends: number[], most: number): number[] {
+  if (ends.length <= most) return ends;
+  const stride = Math.ceil(ends.length / most);
+  const picked = ends.filter((_, i) => i % stride === 0);
+  if (picked.at(-1) !== ends.at(-1)) picked.push(ends.at(-1) as number);
+  return picked;
 }
 
 /** Byte offsets just past each line of a log (a last line without a newline ends at the file's end). */
@@ -85,25 +106,31 @@ export function cutThenWhole(
 
 /**
  * Grows `file` from nothing through every offset in `steps` (ascending, ending at the file's size), ingesting
- * `dir` into one store after each step, and returns that store.
+ * `dir` into one store after each step, and returns that store. With `eachStep`, the store after each step is
+ * also compared with a full read of the file as it is then, after every `eachStep`-th step (a wrong row that a
+ * later full read would mend shows there, not at the end): the offsets where they differ are in `differ`.
  */
 export function growThrough(
   dir: string,
   file: string,
   steps: number[],
-): { dump: Record<string, unknown[]>; continued: number; ingests: number } {
+  options: { eachStep?: number } = {},
+): { dump: Record<string, unknown[]>; continued: number; ingests: number; differ: number[] } {
   const whole = readFileSync(file);
   const store = tempStore();
   let continued = 0;
+  const differ: number[] = [];
   try {
     cut(file, whole, 0);
     let at = 0;
-    for (const step of steps) {
+    for (const [i, step] of steps.entries()) {
       grow(file, whole, at, step);
       at = step;
       continued += continuedIn(ingest(store.db, [dir]));
+      const checked = options.eachStep !== undefined && i % options.eachStep === 0;
+      if (checked && !isDeepStrictEqual(dumpStore(store.db), fullRead(dir))) differ.push(step);
     }
-    return { dump: dumpStore(store.db), continued, ingests: steps.length };
+    return { dump: dumpStore(store.db), continued, ingests: steps.length, differ };
   } finally {
     store.close();
     writeFileSync(file, whole);

@@ -204,10 +204,15 @@ export function resumeOf(input: {
         resolved: resolved.pack(),
         shapes: shapes.pack(),
         since,
-        sinceIndex: sinceIndexOf(messages, 0, (message) => {
-          const line = lineOf(message);
-          return line === undefined ? undefined : line < lastLine;
-        }),
+        sinceIndex: sinceIndexOf(
+          messages,
+          0,
+          (message) => {
+            const line = lineOf(message);
+            return line === undefined ? undefined : line < lastLine;
+          },
+          0,
+        ),
         tipNamed: tipNamed(since, state.tip, resolved),
         ...pendingOf(input.shapes, input.blobs, log.records),
       };
@@ -252,17 +257,19 @@ function sinceLine(entry: Entry): ConversationLine[] {
 }
 
 /**
- * The first message the lines after a record may be part of: the last one whose first line is before it
- * (`before` says, undefined when it cannot), else `from` (a message started before the record may take later
- * lines; every message after it started after the record).
+ * The first message the lines after a record may be part of: the last one whose first line is before it (a
+ * message started before the record may take later lines; every message after it started after the record).
+ * `messages` are the session's from index `from` on, `before` says of each (undefined when it cannot), and
+ * `otherwise` is the answer when none of them is before it.
  */
 function sinceIndexOf(
   messages: readonly Message[],
   from: number,
   before: (m: Message) => boolean | undefined,
-) {
+  otherwise: number,
+): number {
   for (let i = messages.length - 1; i >= 0; i--) if (before(messages[i] as Message) === true) return from + i;
-  return from;
+  return otherwise;
 }
 
 /**
@@ -523,12 +530,18 @@ export function continueTranscript(
         : entries.find(({ env }) => env.type === 'assistant' && (env.message?.id ?? env.uuid) === response)
             ?.env.uuid;
     const after = grown.finish(log, nativeOf, tip, (at) =>
-      sinceIndexOf(messages, first, (message) => {
-        if (message.nativeId === undefined) return undefined;
-        // A message none of the new lines started is older than all of them.
-        const line = made.get(uuidOf(message.nativeId));
-        return line === undefined || line < at;
-      }),
+      sinceIndexOf(
+        messages,
+        first,
+        (message) => {
+          if (message.nativeId === undefined) return undefined;
+          // A message none of the new lines started is older than all of them.
+          const line = made.get(uuidOf(message.nativeId));
+          return line === undefined || line < at;
+        },
+        // The messages before `first` all started before the new lines.
+        Math.max(first - 1, 0),
+      ),
     );
     next.log = after.state;
     requests = after.requests;

@@ -3,6 +3,7 @@ import type { FileResult, SourceAdapter, Warning } from '../types.js';
 import { CodexRollout } from './parse.js';
 import { codexRoots, idFromName, isRolloutName } from './paths.js';
 import { readRecord, recordTypes } from './records.js';
+import { continueRollout } from './resume.js';
 
 const sniffBytes = 64 * 1024;
 
@@ -44,8 +45,17 @@ function parseFile(file: string): FileResult {
     rollout.add(record, line);
     return undefined;
   });
-  const { sessions, spawns, notes } = rollout.finish();
-  return { sessions, spawns, warnings, notes, ...read, skipped: read.skipped + rollout.skipped };
+  const { sessions, spawns, notes, state } = rollout.finish(read.nextLine);
+  const result: FileResult = {
+    sessions,
+    spawns,
+    warnings,
+    notes,
+    ...read,
+    skipped: read.skipped + rollout.skipped,
+  };
+  if (state) result.resume = { sessionId: state.sessionId, messages: state.count, state };
+  return result;
 }
 
 export const codex: SourceAdapter = {
@@ -54,4 +64,5 @@ export const codex: SourceAdapter = {
   detect,
   defaultRoots: () => codexRoots(),
   parseFile,
+  continueFile: (file, from, stored) => continueRollout(file, idFromName(file), from, stored),
 };

@@ -9,6 +9,7 @@ import {
   type SessionKind,
   type ToolResult,
 } from '../../model/session.js';
+import { HashSet } from '../hash-set.js';
 import { recordPartsJson } from '../parts-json.js';
 import type { ParsedSession, Spawn, Warning } from '../types.js';
 import {
@@ -32,6 +33,7 @@ import {
   type TokenUsage,
   usageOf,
 } from './records.js';
+import type { CodexState } from './resume.js';
 
 const agent = 'codex';
 
@@ -170,6 +172,11 @@ function contentKey(message: Message): string {
   return createHash('sha1').update(message.role).update('\0').update(JSON.stringify(parts)).digest('base64');
 }
 
+/** The title a prompt gives its session: its first line, cut at 80 characters. */
+function promptTitle(prompt: Message): string | undefined {
+  return textOf(prompt).trim().split('\n')[0]?.slice(0, 80);
+}
+
 function textOf(message: Message): string {
   return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
@@ -223,6 +230,8 @@ export interface CodexParseResult {
   spawns: Spawn[];
   /** Things worth telling the user that are not errors (unknown record types, raw arguments). */
   notes: string[];
+  /** What a later read needs to continue the file from `nextLine` (finish was given one). */
+  state?: CodexState;
 }
 
 /** Collects the lines of one rollout file in order, then builds its session. */
@@ -263,6 +272,8 @@ export class CodexRollout {
   private readonly rebuiltCompactions: number[] = [];
   private unkeptAssistantItems = 0;
   private rollbacks = 0;
+  /** In a continued rollout: the calls of the stored tail that were answered already. */
+  private readonly answeredBefore = new Set<string>();
   private searches = 0;
   private firstTime: string | undefined;
   private lastTime: string | undefined;
@@ -666,7 +677,9 @@ export class CodexRollout {
     return [...initial, ...prompts];
   }
 
-  finish(): CodexParseResult {
+  finish(nextLine?: number): CodexParseResult {
+    // The model turn still open: items after the last line read would be added to it.
+    const open = this.turn;
     this.turn = undefined;
     const sourceId = this.ownId;
     // With prompt events in the log, a user item no event mirrors was written by Codex, not typed.
@@ -687,7 +700,176 @@ export class CodexRollout {
       : [];
     if (sessions[0])
       sessions.push(...this.compactionAnswers.map((answer) => this.compaction(sourceId, answer)));
-    return { sessions, spawns: [...this.spawns.values()], notes: this.notes(sessions.length) };
+    const result: CodexParseResult = {
+      sessions,
+      spawns: [...this.spawns.values()],
+      notes: this.notes(sessions.length),
+    };
+    if (nextLine !== undefined && sessions[0]) result.state = this.stateAt(nextLine, open, sessions[0]);
+    return result;
+  }
+
+  /**
+   * What a continued read needs (see resume.ts): the first message lines after the last one could change (the
+   * open model turn, the latest one still without usage, a prompt an event may still mark, turns with open calls),
+   * everything before it being final, and what the rollout was in the middle of. For a continued rollout,
+   * `before` is the state it started from (its messages are the session's from `before.tail` on).
+   */
+  private stateAt(
+    nextLine: number,
+    open: Message | undefined,
+    session: ParsedSession,
+    before?: CodexState,
+  ): CodexState {
+    const messages = this.messages;
+    const base = before?.tail ?? 0;
+    const index = (message: Message | undefined) => (message ? messages.indexOf(message) : -1);
+    const global = (local: number) => (local === -1 ? -1 : base + local);
+    const lastTurn = this.lastTurn && !this.lastTurn.usage ? index(this.lastTurn) : -1;
+    let tail = messages.length;
+    for (const at of [index(open), lastTurn, index(this.promptCandidate)])
+      if (at >= 0) tail = Math.min(tail, at);
+    const calls = new HashSet(before?.calls);
+    const answered = new HashSet(before?.answered);
+    messages.forEach((message, i) => {
+      for (const part of message.parts) {
+        if (part.type === 'tool_call') {
+          calls.add(part.id);
+          if (part.unanswered) tail = Math.min(tail, i);
+        } else if (part.type === 'tool_result') answered.add(part.callId);
+      }
+    });
+    const reasons: string[] = [];
+    if (this.copied) reasons.push("it holds another session's copied history");
+    if (this.lastTurn && !this.lastTurn.usage && lastTurn === -1)
+      reasons.push('its last model response is a compaction answer still without usage');
+    if (messages.slice(tail).some((message) => message.compaction))
+      reasons.push('a compaction comes after a message new lines may change');
+    const children = new HashSet(before?.children);
+    for (const child of this.spawns.keys()) children.add(child);
+    const { instructions: _i, base_instructions: _b, ...meta } = this.meta ?? {};
+    const title = this.titleIndex(session);
+    const state: CodexState = {
+      format: 1,
+      nextLine,
+      sessionId: session.id,
+      count: base + messages.length,
+      tail: base + tail,
+      chainFrom:
+        tail > 0
+          ? (messages[tail - 1]?.nativeId as string)
+          : (before?.chainFrom ?? this.historyOf ?? this.ownId),
+      turn: global(index(open)),
+      lastTurn: global(lastTurn),
+      promptCandidate: global(index(this.promptCandidate)),
+      promptPending: this.promptPending,
+      promptEvents: this.promptEvents,
+      lastTokenCount: this.lastTokenCount ?? null,
+      searches: this.searches,
+      meta: this.meta ? meta : null,
+      model: this.model ?? null,
+      cwd: this.cwd ?? null,
+      firstTime: this.firstTime ?? null,
+      lastTime: this.lastTime ?? null,
+      calls: calls.pack(),
+      answered: answered.pack(),
+      children: children.pack(),
+    };
+    // A title taken from a prompt before the tail (or a sub-agent's name) cannot change; one after may.
+    if (before?.title !== undefined) state.title = before.title;
+    else if (title < tail) state.title = session.title ?? null;
+    if (reasons.length > 0) state.readWhole = reasons.join('; ');
+    return state;
+  }
+
+  /** Index of the prompt the session's title was taken from; -1 for a sub-agent's name; length for none. */
+  private titleIndex(session: ParsedSession): number {
+    const prompt = this.titlePrompt();
+    if (session.title !== undefined && (!prompt || promptTitle(prompt) !== session.title)) return -1;
+    return prompt ? this.messages.indexOf(prompt) : this.messages.length;
+  }
+
+  private titlePrompt(): Message | undefined {
+    return this.messages.find((m) => m.role === 'user' && !m.injected && textOf(m).trim() !== '');
+  }
+
+  /**
+   * A rollout continued from `state` (resume.ts): `tail` is the session's stored messages from `state.tail` on,
+   * final as the last read left them; the lines after the last one read are added to it as to the full rollout.
+   */
+  static continuing(
+    file: string,
+    fallbackId: string,
+    warnings: Warning[],
+    state: CodexState,
+    tail: Message[],
+  ) {
+    const rollout = new CodexRollout(file, fallbackId, warnings);
+    const at = (index: number) => (index >= state.tail ? tail[index - state.tail] : undefined);
+    rollout.messages.push(...tail);
+    if (state.meta) {
+      rollout.meta = state.meta;
+      rollout.forkOf = historyBase(state.meta);
+    }
+    rollout.turn = at(state.turn);
+    rollout.lastTurn = at(state.lastTurn);
+    rollout.promptCandidate = at(state.promptCandidate);
+    rollout.promptPending = state.promptPending;
+    rollout.promptEvents = state.promptEvents;
+    if (state.lastTokenCount !== null) rollout.lastTokenCount = state.lastTokenCount;
+    rollout.searches = state.searches;
+    if (state.model !== null) rollout.model = state.model;
+    if (state.cwd !== null) rollout.cwd = state.cwd;
+    if (state.firstTime !== null) rollout.firstTime = state.firstTime;
+    if (state.lastTime !== null) rollout.lastTime = state.lastTime;
+    for (const message of tail) {
+      for (const part of message.parts)
+        if (part.type === 'tool_call') {
+          rollout.callNames.set(part.id, part.name);
+          if (!part.unanswered) rollout.answeredBefore.add(part.id);
+        }
+      if (state.promptEvents && message.role === 'user' && !message.compaction && !message.injected)
+        rollout.prompts.add(message);
+    }
+    return rollout;
+  }
+
+  /**
+   * The continued rollout's messages from the state's tail on, finished as finish() finishes the whole file, and
+   * the session's metadata; `state` is the one it was continued from.
+   */
+  finishContinued(
+    state: CodexState,
+    nextLine: number,
+  ): { messages: Message[]; session: ParsedSession; spawns: Spawn[]; notes: string[]; state: CodexState } {
+    const open = this.turn;
+    this.turn = undefined;
+    const messages = this.messages;
+    if (this.promptEvents)
+      for (const message of messages) {
+        if (message.role !== 'user' || message.compaction) continue;
+        if (this.prompts.has(message)) delete message.injected;
+        else message.injected = true;
+      }
+    nameResults(messages);
+    markUnanswered(messages);
+    // A call answered before the tail stays answered (markUnanswered sees only the tail).
+    for (const message of messages)
+      for (const part of message.parts)
+        if (part.type === 'tool_call' && this.answeredBefore.has(part.id)) delete part.unanswered;
+    assignIds(messages, state.chainFrom);
+    const session = this.session(this.ownId);
+    if (state.title !== undefined) {
+      if (state.title === null) delete session.title;
+      else session.title = state.title;
+    }
+    return {
+      messages,
+      session,
+      spawns: [...this.spawns.values()],
+      notes: this.notes(1),
+      state: this.stateAt(nextLine, open, session, state),
+    };
   }
 
   /**
@@ -754,14 +936,14 @@ export class CodexRollout {
     const startedAt = meta.timestamp ?? this.firstTime;
     if (startedAt) session.startedAt = startedAt;
     if (this.lastTime) session.endedAt = this.lastTime;
-    const prompt = this.messages.find((m) => m.role === 'user' && !m.injected && textOf(m).trim() !== '');
+    const prompt = this.titlePrompt();
     const named = [meta.agent_nickname, meta.agent_role].filter((s) => typeof s === 'string' && s !== '');
     const title =
       sub && named.length > 0
         ? named.length === 2
           ? `${named[0]} (${named[1]})`
           : named[0]
-        : prompt && textOf(prompt).trim().split('\n')[0]?.slice(0, 80);
+        : prompt && promptTitle(prompt);
     if (title) session.title = title;
     return session;
   }

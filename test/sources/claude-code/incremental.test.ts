@@ -12,8 +12,10 @@ import {
   fullRead,
   growThrough,
   lineEnds,
+  logFiles,
   type Scratch,
   scratchCopy,
+  spread,
 } from '../../helpers/growth.js';
 
 const fixtures = join(root, 'test', 'fixtures');
@@ -42,25 +44,6 @@ const groups = [
   [join(fixtures, 'real', 'claude-code-2.1.328', 'projects')],
 ];
 
-function transcripts(dir: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory() && entry.name !== 'schema') found.push(...transcripts(path));
-    else if (entry.isFile() && entry.name.endsWith('.jsonl')) found.push(path);
-  }
-  return found.sort();
-}
-
-/** At most `most` offsets, spread over the file, always including its end. */
-function spread(ends: number[], most: number): number[] {
-  if (ends.length <= most) return ends;
-  const stride = Math.ceil(ends.length / most);
-  const picked = ends.filter((_, i) => i % stride === 0);
-  if (picked.at(-1) !== ends.at(-1)) picked.push(ends.at(-1) as number);
-  return picked;
-}
-
 const scratches: Scratch[] = [];
 afterAll(() => {
   for (const scratch of scratches) scratch.remove();
@@ -74,7 +57,7 @@ for (const group of groups) {
     scratches.push(scratch);
     const reference = fullRead(scratch.dir);
 
-    for (const file of transcripts(scratch.dir)) {
+    for (const file of logFiles(scratch.dir)) {
       const name = relative(scratch.dir, file);
       // The original of a resumed pair is not grown: once its resumed copy is stored, the copy owns the history
       // they share as it was then (a log resumed elsewhere is not appended to any more, so this is not a case of
@@ -82,8 +65,8 @@ for (const group of groups) {
       if (name === 'resumed/44444444-4444-4444-8444-444444444444.jsonl') continue;
       const bytes = readFileSync(file);
       const ends = lineEnds(bytes);
-      // The large real transcript is cut at a sample of its lines; every other file at each line.
-      const cuts = spread(ends.slice(0, -1), statSync(file).size > 1e6 ? 24 : 400);
+      // A large file is cut at a sample of its lines; a small one at each line (at most 60 cuts).
+      const cuts = spread(ends.slice(0, -1), statSync(file).size > 1e6 ? 24 : 60);
 
       it(`${name}: cut after each line, then grown whole, stores what a full read stores`, () => {
         for (const at of [0, ...cuts]) {
@@ -93,18 +76,22 @@ for (const group of groups) {
         }
       });
 
-      it(`${name}: grown line by line (and half a line at a time), ingested at each step, stores what a full read stores`, () => {
+      it(`${name}: grown line by line (and half a line at a time), ingested at each step, stores what a full read stores at every third step`, () => {
         // Every third step stops inside a line: the torn line must be left for the next ingest.
         const steps: number[] = [];
         let previous = 0;
-        spread(ends, statSync(file).size > 1e6 ? 60 : 400).forEach((end, i) => {
+        spread(ends, statSync(file).size > 1e6 ? 60 : 150).forEach((end, i) => {
           if (i % 3 === 2 && end - previous > 2) steps.push(previous + Math.floor((end - previous) / 2));
           steps.push(end);
           previous = end;
         });
-        const { dump, continued } = growThrough(scratch.dir, file, steps);
+        const { dump, continued, differ } = growThrough(scratch.dir, file, steps, { eachStep: 3 });
         continuedTotal += continued;
         expect(dump).toEqual(reference);
+        expect(
+          differ,
+          'offsets where the grown store differs from a full read of the file as it was',
+        ).toEqual([]);
       });
     }
   });
