@@ -3,7 +3,7 @@
 // session appended to it (a prompt, the model's answer, a tool round trip), against its first ingest in the same
 // run (issue 21's target: < 5%). Prints figures only; it asserts no timings.
 //
-//   npm run build && node bench/ingest/grow.mjs [--megabytes 20] [--runs 3] [--requests] [--json]
+//   npm run build && node bench/ingest/grow.mjs [--agent claude-code|codex] [--megabytes 20] [--runs 3] [--requests] [--json]
 //
 // The transcript is the largest main transcript of a generated corpus (bench/ingest/generate.mjs, grown until one
 // file reaches the size asked for), copied alone into a scratch projects/ tree. Each run, on a fresh store: in one
@@ -29,6 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, median, removeDb, runNode, table } from '../children.mjs';
 import { generate } from './generate.mjs';
+import { generate as generateCodex } from './generate-codex.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -40,10 +41,15 @@ const { values } = parseArgs({
     megabytes: { type: 'string', default: '20' },
     runs: { type: 'string', default: '3' },
     requests: { type: 'boolean', default: false },
+    agent: { type: 'string', default: 'claude-code' },
     json: { type: 'boolean', default: false },
   },
 });
 const want = Number(values.megabytes) * MB;
+const codex = values.agent === 'codex';
+if (!codex && values.agent !== 'claude-code')
+  throw new Error(`--agent: claude-code or codex, not ${values.agent}`);
+if (codex && values.requests) throw new Error('--requests is for Claude Code transcripts');
 const runs = Number(values.runs);
 const log = (text) => process.stderr.write(`${text}\n`);
 
@@ -61,12 +67,24 @@ function mainTranscripts(dir) {
   return found.sort((a, b) => b.size - a.size);
 }
 
-/** The largest main transcript of a corpus grown until one reaches `want` bytes. */
+/** A Codex rollout of a thread of its own (not a sub-agent's, whose file may open with a copied history). */
+function ownThread(file) {
+  const first = JSON.parse(
+    readFileSync(file, 'utf8')
+      .slice(0, 64 * 1024 * 1024)
+      .split('\n')[0],
+  );
+  return typeof first.payload?.source !== 'object';
+}
+
+/** The largest main transcript (or rollout) of a corpus grown until one reaches `want` bytes. */
 function transcript(scratch) {
   for (let megabytes = Math.ceil((want / MB) * 2); ; megabytes *= 2) {
     const dir = join(scratch, `corpus-${megabytes}`);
-    generate({ dir, megabytes, requests: values.requests });
-    const [largest] = mainTranscripts(join(dir, 'projects'));
+    if (codex) generateCodex({ dir, megabytes });
+    else generate({ dir, megabytes, requests: values.requests });
+    const found = mainTranscripts(join(dir, codex ? 'sessions' : 'projects'));
+    const [largest] = codex ? found.filter((f) => ownThread(f.path)) : found;
     if (largest && largest.size >= want) return largest;
     rmSync(dir, { recursive: true, force: true });
     if (megabytes > 2000) throw new Error(`no transcript of ${want / MB} MB in a 2 GB corpus`);
@@ -256,6 +274,78 @@ async function ingest(root, db, name, scratch) {
   return { seconds: run.seconds, cpu: cpuSeconds(run.usage), summary: JSON.parse(run.stdout).paths[0] };
 }
 
+/**
+ * What a live Codex thread appends between two ingests, as Codex writes it: a new prompt (the user item and its
+ * event), the model's answer (reasoning, message, token count) and a tool round trip (a call, its token count,
+ * the output, the closing answer and its count). `messages`: how many messages each adds.
+ */
+function codexSteps(file) {
+  const text = readFileSync(file, 'utf8');
+  const last = JSON.parse(text.slice(text.lastIndexOf('\n', text.length - 2) + 1));
+  let clock = Date.parse(last.timestamp);
+  let total = 10_000_000;
+  const line = (type, payload) => {
+    clock += 1_000;
+    return `${JSON.stringify({ timestamp: new Date(clock).toISOString(), type, payload })}\n`;
+  };
+  const tokens = () => {
+    const last_token_usage = {
+      input_tokens: 30_000,
+      cached_input_tokens: 29_000,
+      output_tokens: 120,
+      reasoning_output_tokens: 40,
+      total_tokens: 30_120,
+    };
+    total += 30_120;
+    return line('event_msg', {
+      type: 'token_count',
+      info: { total_token_usage: { ...last_token_usage, total_tokens: total }, last_token_usage },
+    });
+  };
+  const say = (words) =>
+    line('response_item', {
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: words }],
+    });
+  const prompt =
+    line('response_item', {
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: 'one more thing: run the tests again' }],
+    }) +
+    line('event_msg', { type: 'user_message', message: 'one more thing: run the tests again', images: [] });
+  const reasoning = line('response_item', {
+    type: 'reasoning',
+    summary: [{ type: 'summary_text', text: '**Running the tests**' }],
+    content: null,
+    encrypted_content: 'gAAAAABgrow',
+  });
+  const reply = reasoning + say('Running them now.') + tokens();
+  // A new model turn needs new input: the round trip answers a second prompt.
+  const again = (words) =>
+    line('response_item', { type: 'message', role: 'user', content: [{ type: 'input_text', text: words }] }) +
+    line('event_msg', { type: 'user_message', message: words, images: [] });
+  const round =
+    again('and the linter') +
+    line('response_item', {
+      type: 'function_call',
+      name: 'exec_command',
+      arguments: JSON.stringify({ cmd: 'npm test', workdir: '/repo' }),
+      call_id: 'call_grow1',
+    }) +
+    tokens() +
+    line('response_item', { type: 'function_call_output', call_id: 'call_grow1', output: '12 passed' }) +
+    say('All 12 tests pass.') +
+    tokens();
+  const count = (lines) => lines.split('\n').length - 1;
+  return [
+    { name: `a new prompt (${count(prompt)} lines)`, lines: prompt, messages: 1 },
+    { name: `the answer (${count(reply)} lines)`, lines: reply, messages: 1 },
+    { name: `a prompt and a tool round trip (${count(round)} lines)`, lines: round, messages: 4 },
+  ];
+}
+
 /** One run in one process: the first ingest, then each step appended and re-ingested (grow-child.mjs). */
 async function inProcess(root, file, db, steps, scratch) {
   const stepsFile = join(scratch, 'steps.json');
@@ -279,12 +369,12 @@ const scratch = mkdtempSync(join(tmpdir(), 'bench-grow-'));
 try {
   log(`generating a corpus with a main transcript of at least ${want / MB} MB ...`);
   const source = transcript(scratch);
-  const steps = await growthSteps(source.path);
+  const steps = codex ? codexSteps(source.path) : await growthSteps(source.path);
   const runsOf = { first: [], steps: steps.map(() => []), cliFirst: [], cliGrown: [] };
   const continued = steps.map(() => 0);
   const loads = [loadavg()[0]];
   const fresh = (i) => {
-    const root = join(scratch, `run-${i}`, 'projects');
+    const root = join(scratch, `run-${i}`, codex ? 'sessions' : 'projects');
     const file = join(root, basename(dirname(source.path)), basename(source.path));
     mkdirSync(dirname(file), { recursive: true });
     copyFileSync(source.path, file);
@@ -338,7 +428,7 @@ try {
     const pct = (x) => `${(x * 100).toFixed(1)}%`;
     const ms = (s) => (s * 1000).toFixed(1);
     process.stdout.write(
-      `ingest of a grown Claude Code transcript (${(source.size / MB).toFixed(1)} MB), median of ${runs}, load ${figures.load.min.toFixed(1)}–${figures.load.max.toFixed(1)}\n\n${table(
+      `ingest of a grown ${codex ? 'Codex rollout' : 'Claude Code transcript'} (${(source.size / MB).toFixed(1)} MB), median of ${runs}, load ${figures.load.min.toFixed(1)}–${figures.load.max.toFixed(1)}\n\n${table(
         [
           ['in one process', 'wall (ms)', 'CPU (ms)', '÷ first: wall', 'CPU', 'continued'],
           ['first ingest', ms(first.seconds), ms(first.cpu), '', '', ''],

@@ -731,11 +731,14 @@ export class CodexRollout {
       if (at >= 0) tail = Math.min(tail, at);
     const calls = new HashSet(before?.calls);
     const answered = new HashSet(before?.answered);
+    // Calls still open since the last user item may yet be answered; one open before it was interrupted (its
+    // output, should it come, reads the file whole), and would otherwise hold the tail back for good.
+    const input = messages.findLastIndex((message) => message.role === 'user' && !message.compaction);
     messages.forEach((message, i) => {
       for (const part of message.parts) {
         if (part.type === 'tool_call') {
           calls.add(part.id);
-          if (part.unanswered) tail = Math.min(tail, i);
+          if (part.unanswered && i > input) tail = Math.min(tail, i);
         } else if (part.type === 'tool_result') answered.add(part.callId);
       }
     });
