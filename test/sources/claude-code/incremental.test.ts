@@ -4,19 +4,11 @@
 // then grown back, is compared row for row with a fresh full read.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { root } from '../../helpers/cli.js';
-import {
-  cutThenWhole,
-  fullRead,
-  growThrough,
-  lineEnds,
-  logFiles,
-  type Scratch,
-  scratchCopy,
-  spread,
-} from '../../helpers/growth.js';
+import { fullRead, growThrough, lineEnds } from '../../helpers/growth.js';
+import { growthSuite } from '../../helpers/growth-suite.js';
 
 const fixtures = join(root, 'test', 'fixtures');
 
@@ -44,70 +36,26 @@ const groups = [
   [join(fixtures, 'real', 'claude-code-2.1.328', 'projects')],
 ];
 
-const scratches: Scratch[] = [];
-afterAll(() => {
-  for (const scratch of scratches) scratch.remove();
+const suite = growthSuite({
+  fixtures,
+  groups,
+  // The original of a resumed pair is not grown: once its resumed copy is stored, the copy owns the history they
+  // share as it was then (a log resumed elsewhere is not appended to any more, so this is not a case of growth;
+  // it is the order in which a copy and its original are first stored).
+  skip: ['resumed/44444444-4444-4444-8444-444444444444.jsonl'],
+  large: 1e6,
 });
-
-let continuedTotal = 0;
-
-for (const group of groups) {
-  describe(relative(fixtures, group[0] as string), () => {
-    const scratch = scratchCopy(group);
-    scratches.push(scratch);
-    const reference = fullRead(scratch.dir);
-
-    for (const file of logFiles(scratch.dir)) {
-      const name = relative(scratch.dir, file);
-      // The original of a resumed pair is not grown: once its resumed copy is stored, the copy owns the history
-      // they share as it was then (a log resumed elsewhere is not appended to any more, so this is not a case of
-      // growth; it is the order in which a copy and its original are first stored).
-      if (name === 'resumed/44444444-4444-4444-8444-444444444444.jsonl') continue;
-      const bytes = readFileSync(file);
-      const ends = lineEnds(bytes);
-      // A large file is cut at a sample of its lines; a small one at each line (at most 60 cuts).
-      const cuts = spread(ends.slice(0, -1), statSync(file).size > 1e6 ? 24 : 60);
-
-      it(`${name}: cut after each line, then grown whole, stores what a full read stores`, () => {
-        for (const at of [0, ...cuts]) {
-          const { dump, continued } = cutThenWhole(scratch.dir, file, at);
-          continuedTotal += continued;
-          expect(dump, `cut at byte ${at} of ${bytes.length}`).toEqual(reference);
-        }
-      });
-
-      it(`${name}: grown line by line (and half a line at a time), ingested at each step, stores what a full read stores at every third step`, () => {
-        // Every third step stops inside a line: the torn line must be left for the next ingest.
-        const steps: number[] = [];
-        let previous = 0;
-        spread(ends, statSync(file).size > 1e6 ? 60 : 150).forEach((end, i) => {
-          if (i % 3 === 2 && end - previous > 2) steps.push(previous + Math.floor((end - previous) / 2));
-          steps.push(end);
-          previous = end;
-        });
-        const { dump, continued, differ } = growThrough(scratch.dir, file, steps, { eachStep: 3 });
-        continuedTotal += continued;
-        expect(dump).toEqual(reference);
-        expect(
-          differ,
-          'offsets where the grown store differs from a full read of the file as it was',
-        ).toEqual([]);
-      });
-    }
-  });
-}
 
 describe('the incremental read is taken', () => {
   it('for some of the grown files (not every growth falls back to a full read)', () => {
-    expect(continuedTotal).toBeGreaterThan(0);
+    expect(suite.continued()).toBeGreaterThan(0);
   });
 
   it('for most growths of a Claude Code 2.1.328 session, request records included', () => {
     // Grown one line at a time, as the real binary wrote it: each model turn adds a request record (and its shape
     // and blobs) before the response. Only the first record, the compaction and lines that do not chain to the
     // conversation's last one (parallel tool results, progress) are read whole: 121 of 135 growths continue.
-    const scratch = scratchCopy([join(fixtures, 'real', 'claude-code-2.1.328', 'projects')]);
-    scratches.push(scratch);
+    const scratch = suite.scratch([join(fixtures, 'real', 'claude-code-2.1.328', 'projects')]);
     const reference = fullRead(scratch.dir);
     const file = join(
       scratch.dir,
