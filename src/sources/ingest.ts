@@ -7,7 +7,15 @@ import { SessionStore } from '../store/sessions.js';
 import { discover, unreadable } from './discover.js';
 import { withHeads } from './jsonl.js';
 import { adapters } from './registry.js';
-import type { Fingerprint, ParsedSession, Resume, SourceAdapter, StoredSession, Warning } from './types.js';
+import type {
+  Fingerprint,
+  ParsedSession,
+  ReadReport,
+  Resume,
+  SourceAdapter,
+  StoredSession,
+  Warning,
+} from './types.js';
 
 /** What one path given to `ingest` came to. */
 export interface PathSummary {
@@ -278,18 +286,23 @@ function ingestFile(
     });
     return 'failed';
   }
-  summary.warnings.push(...parsed.warnings);
-  summary.notes.push(...parsed.notes.map((note) => `${file}: ${note}`));
-  summary.lines += parsed.lines;
-  summary.skippedLines += parsed.skipped;
+  countRead(summary, file, parsed);
   summary.messages += counted.messages;
   summary.toolCalls += counted.toolCalls;
   summary.rewritten.messages += counted.rewritten.messages;
   summary.rewritten.toolCalls += counted.rewritten.toolCalls;
   for (const outcome of ['new', 'updated', 'unchanged'] as const)
     summary.sessions[outcome] += counted.outcomes[outcome];
-  summary.files.read++;
   return 'read';
+}
+
+/** What any read of a file adds to its path's summary: its warnings, notes, lines, and the file itself. */
+function countRead(summary: PathSummary, file: string, read: ReadReport): void {
+  summary.warnings.push(...read.warnings);
+  summary.notes.push(...read.notes.map((note) => `${file}: ${note}`));
+  summary.lines += read.lines;
+  summary.skippedLines += read.skipped;
+  summary.files.read++;
 }
 
 /** What the store keeps of a reader's state: the state, and a check of the bytes read so far. */
@@ -429,16 +442,12 @@ function continueRead(
     });
   })();
   const done = saved as ReturnType<SessionStore['extend']>;
-  summary.warnings.push(...result.warnings);
-  summary.notes.push(...result.notes.map((note) => `${file}: ${note}`));
-  summary.lines += result.lines;
-  summary.skippedLines += result.skipped;
+  countRead(summary, file, result);
   summary.messages += done.added;
   summary.toolCalls += callsIn(result.messages.slice(result.messages.length - done.added));
   summary.sessions[done.outcome]++;
   // The file's other sessions (sub-agents it mirrors, other conversations) are as they were.
   summary.sessions.unchanged += store.countOf(file) - 1;
-  summary.files.read++;
   summary.files.continued++;
   return 'read';
 }
