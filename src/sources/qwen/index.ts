@@ -3,6 +3,7 @@ import type { FileResult, SourceAdapter, Warning } from '../types.js';
 import { QwenChat } from './parse.js';
 import { idFromName, isChatPath, qwenRoots } from './paths.js';
 import { looksLikeQwen, readRecord } from './records.js';
+import { continueChat } from './resume.js';
 
 const sniffBytes = 64 * 1024;
 
@@ -36,8 +37,10 @@ function parseFile(file: string): FileResult {
     if (typeof record === 'string') return record;
     return chat.add(record, line);
   });
-  const { sessions, notes } = chat.finish();
-  return { sessions, spawns: [], warnings, notes, ...read };
+  const { sessions, notes, state } = chat.finish(read.nextLine);
+  const result: FileResult = { sessions, spawns: [], warnings, notes, ...read };
+  if (state) result.resume = { sessionId: state.sessionId, messages: state.count, state };
+  return result;
 }
 
 export const qwen: SourceAdapter = {
@@ -46,4 +49,5 @@ export const qwen: SourceAdapter = {
   detect,
   defaultRoots: () => qwenRoots(),
   parseFile,
+  continueFile: (file, from, stored) => continueChat(file, idFromName(file), from, stored),
 };

@@ -3,9 +3,11 @@
 import { sessionId } from '../../model/ids.js';
 import type { Message, Part, ToolResult, Usage } from '../../model/session.js';
 import { markUnanswered, nameResults } from '../../model/session.js';
+import { HashSet } from '../hash-set.js';
 import type { ParsedSession, Warning } from '../types.js';
 import { contentKey, convertParts } from './parts.js';
 import { type ApiResponseEvent, apiResponse, compression, partsOf, type QwenRecord } from './records.js';
+import type { QwenState } from './resume.js';
 
 /** Gemini CLI's fixed answer to a compression summary (kept by Qwen): harness text, never a model turn. */
 export const summaryAcknowledgement = 'Got it. Thanks for the additional context!';
@@ -32,7 +34,11 @@ const textOf = (message: Message): string =>
 
 export class QwenChat {
   private readonly messages: Message[] = [];
-  private readonly uuids = new Set<string>();
+  /** Every uuid read (a continued chat knows those before it only as hashes: a parent it may miss is not warned). */
+  private uuids: { has(id: string): boolean; add(id: string): void } = new Set<string>();
+  private uuidHashes: HashSet | undefined;
+  /** In a continued chat: the calls of the stored tail that were answered already. */
+  private readonly answeredBefore = new Set<string>();
   private previous: string | null = null;
   /** api_response events since the last model turn: the last one is the next turn's (or summary's) request. */
   private pending: ApiResponseEvent[] = [];
@@ -277,12 +283,49 @@ export class QwenChat {
     return found;
   }
 
-  finish(): { sessions: ParsedSession[]; notes: string[] } {
+  /**
+   * A chat continued from `state` (resume.ts): `tail` is the session's stored messages from `state.tail` on, as the
+   * last read left them; the records after the last one read are added to it as to the whole file.
+   */
+  static continuing(file: string, fallbackId: string, warnings: Warning[], state: QwenState, tail: Message[]) {
+    const chat = new QwenChat(file, fallbackId, warnings);
+    chat.messages.push(...tail);
+    const uuids = new HashSet(state.uuids);
+    chat.uuidHashes = uuids;
+    chat.uuids = { has: (id) => uuids.mayHave(id), add: (id) => uuids.add(id) };
+    chat.previous = state.previous;
+    chat.pending = [...state.pending];
+    if (state.sourceId !== null) chat.sourceId = state.sourceId;
+    if (state.cwd !== null) chat.cwd = state.cwd;
+    if (state.version !== null) chat.version = state.version;
+    if (state.firstTime !== null) chat.firstTime = state.firstTime;
+    if (state.lastTime !== null) chat.lastTime = state.lastTime;
+    for (const message of tail)
+      for (const part of message.parts)
+        if (part.type === 'tool_call' && !part.unanswered) chat.answeredBefore.add(part.id);
+    return chat;
+  }
+
+  /**
+   * Builds the session; with `nextLine` (the line after the last one read) also what a later read needs to go on
+   * from there. A continued chat gives `before`, the state it started from: its messages are the session's from
+   * `before.tail` on.
+   */
+  finish(
+    nextLine?: number,
+    before?: QwenState,
+  ): { sessions: ParsedSession[]; notes: string[]; state?: QwenState } {
+    // Requests not yet followed by their turn: the next read's records may bring it.
+    const pending = [...this.pending];
     this.flushSideCalls();
     if (this.messages.length === 0 && this.sourceId === undefined)
       return { sessions: [], notes: this.notes() };
     nameResults(this.messages);
     markUnanswered(this.messages);
+    // A call answered before a continued chat's tail stays answered (markUnanswered sees only the tail).
+    for (const message of this.messages)
+      for (const part of message.parts)
+        if (part.type === 'tool_call' && this.answeredBefore.has(part.id)) delete part.unanswered;
     const own = this.sourceId ?? this.fallbackId;
     const session: ParsedSession = {
       id: sessionId('qwen', own),
@@ -298,8 +341,67 @@ export class QwenChat {
     if (this.lastTime) session.endedAt = this.lastTime;
     const prompt = this.messages.find((m) => m.role === 'user' && !m.injected && textOf(m).trim() !== '');
     const title = prompt && textOf(prompt).trim().split('\n')[0]?.slice(0, 80);
-    if (title) session.title = title;
-    return { sessions: [session], notes: this.notes() };
+    if (before?.title !== undefined) {
+      if (before.title !== null) session.title = before.title;
+    } else if (title) session.title = title;
+    const result: { sessions: ParsedSession[]; notes: string[]; state?: QwenState } = {
+      sessions: [session],
+      notes: this.notes(),
+    };
+    if (nextLine !== undefined) result.state = this.stateAt(nextLine, session, pending, before, prompt);
+    return result;
+  }
+
+  /**
+   * What a continued read needs (see resume.ts): the first message new records could change — a turn whose calls
+   * are still open since the last user message (one open before it was interrupted) — everything before it being
+   * final, and what the chat was in the middle of.
+   */
+  private stateAt(
+    nextLine: number,
+    session: ParsedSession,
+    pending: ApiResponseEvent[],
+    before: QwenState | undefined,
+    prompt: Message | undefined,
+  ): QwenState {
+    const messages = this.messages;
+    const base = before?.tail ?? 0;
+    const input = messages.findLastIndex((message) => message.role === 'user' && !message.compaction);
+    let tail = messages.length;
+    const calls = new HashSet(before?.calls);
+    const answered = new HashSet(before?.answered);
+    const uuids = this.uuidHashes ?? HashSet.of(this.uuids as Set<string>);
+    messages.forEach((message, i) => {
+      for (const part of message.parts) {
+        if (part.type === 'tool_call') {
+          calls.add(part.id);
+          if (part.unanswered && i > input) tail = Math.min(tail, i);
+        } else if (part.type === 'tool_result') answered.add(part.callId);
+      }
+    });
+    const state: QwenState = {
+      format: 1,
+      nextLine,
+      sessionId: session.id,
+      count: base + messages.length,
+      tail: base + tail,
+      previous: this.previous,
+      pending,
+      sourceId: this.sourceId ?? null,
+      cwd: this.cwd ?? null,
+      version: this.version ?? null,
+      firstTime: this.firstTime ?? null,
+      lastTime: this.lastTime ?? null,
+      uuids: uuids.pack(),
+      calls: calls.pack(),
+      answered: answered.pack(),
+    };
+    // A title taken from a prompt before the tail cannot change; none yet, or one after, may.
+    if (before?.title !== undefined) state.title = before.title;
+    else if (prompt && messages.indexOf(prompt) < tail) state.title = session.title ?? null;
+    if (messages.slice(tail).some((message) => message.compaction))
+      state.readWhole = 'a compression comes after a message new records may change';
+    return state;
   }
 
   private notes(): string[] {
