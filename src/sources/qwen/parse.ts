@@ -287,7 +287,13 @@ export class QwenChat {
    * A chat continued from `state` (resume.ts): `tail` is the session's stored messages from `state.tail` on, as the
    * last read left them; the records after the last one read are added to it as to the whole file.
    */
-  static continuing(file: string, fallbackId: string, warnings: Warning[], state: QwenState, tail: Message[]) {
+  static continuing(
+    file: string,
+    fallbackId: string,
+    warnings: Warning[],
+    state: QwenState,
+    tail: Message[],
+  ) {
     const chat = new QwenChat(file, fallbackId, warnings);
     chat.messages.push(...tail);
     const uuids = new HashSet(state.uuids);

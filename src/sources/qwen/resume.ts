@@ -83,7 +83,8 @@ export function continueChat(
   const calls = new HashSet(state.calls);
   const answered = new HashSet(state.answered);
   const known = new Set<string>();
-  for (const message of tail) for (const part of message.parts) if (part.type === 'tool_call') known.add(part.id);
+  for (const message of tail)
+    for (const part of message.parts) if (part.type === 'tool_call') known.add(part.id);
   for (const message of session.messages.slice(tail.length))
     for (const part of message.parts) {
       // A call id seen before (or answered before it was made) would change what a full read names and marks.
