@@ -443,8 +443,14 @@ function continueRead(
   })();
   const done = saved as ReturnType<SessionStore['extend']>;
   countRead(summary, file, result);
-  summary.messages += done.added;
-  summary.toolCalls += callsIn(result.messages.slice(result.messages.length - done.added));
+  // Counted as a full read counts it: a session whose stored messages changed is one stored again.
+  if (done.rewritten) {
+    summary.rewritten.messages += done.stored.messages;
+    summary.rewritten.toolCalls += done.stored.toolCalls;
+  } else {
+    summary.messages += done.added;
+    summary.toolCalls += callsIn(result.messages.slice(result.messages.length - done.added));
+  }
   summary.sessions[done.outcome]++;
   // The file's other sessions (sub-agents it mirrors, other conversations) are as they were.
   summary.sessions.unchanged += store.countOf(file) - 1;

@@ -514,7 +514,13 @@ export class SessionStore {
     origin: ParsedSession['origin'],
     sourceFile: string,
     requests?: GrownRequests,
-  ): { outcome: 'updated' | 'unchanged'; added: number; stored: { messages: number; toolCalls: number } } {
+  ): {
+    outcome: 'updated' | 'unchanged';
+    added: number;
+    /** A message stored before changed (as save() reports a session stored again whole). */
+    rewritten: boolean;
+    stored: { messages: number; toolCalls: number };
+  } {
     const existing = this.row(id);
     if (!existing) throw new StoreError(`session ${id} is not in the store; it cannot be continued`);
     const old = this.messagesFrom(id, from);
@@ -551,7 +557,7 @@ export class SessionStore {
       existing.meta_hash === row.meta_hash;
     const total = { messages: row.message_count, toolCalls: row.tool_call_count };
     if (requests) this.extendRequests(id, requests, messages);
-    if (same && !requests) return { outcome: 'unchanged', added: 0, stored: total };
+    if (same && !requests) return { outcome: 'unchanged', added: 0, rewritten: false, stored: total };
     // Rows that did not change stay; the first that did and everything after it are written again.
     let keep = 0;
     while (keep < stored.length && keep < rows.length && stored[keep] === rows[keep]?.hash) keep++;
@@ -563,7 +569,12 @@ export class SessionStore {
          unanswered_count=@unanswered_count, meta_hash=@meta_hash, ingested_at=@ingested_at
        WHERE id=@id`,
     ).run(row);
-    return { outcome: 'updated', added: Math.max(0, messages.length - old.length), stored: total };
+    return {
+      outcome: 'updated',
+      added: Math.max(0, messages.length - old.length),
+      rewritten: keep < stored.length,
+      stored: total,
+    };
   }
 
   /** The session's own messages, in order. */

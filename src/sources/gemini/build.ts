@@ -43,8 +43,12 @@ export function buildMessages(
   entries: readonly Entry[],
   file: string,
   sourceId: string,
-): { messages: Message[]; spawns: Spawn[] } {
+  /** Call ids answered by messages before these entries (a continued read builds only the last ones). */
+  answeredBefore?: { has(callId: string): boolean },
+): { messages: Message[]; spawns: Spawn[]; starts: number[] } {
   const messages: Message[] = [];
+  /** The index of each entry's first message (what a continued read starts from). */
+  const starts: number[] = [];
   const produced = new Map<string, string[]>();
   const answered = new Set<string>();
   const spawns: Spawn[] = [];
@@ -60,7 +64,9 @@ export function buildMessages(
     produced.set(held.id, list);
   };
   const results = (held: Held, list: ToolResult[], suffix: string): void => {
-    const fresh = list.filter((result) => !answered.has(result.callId));
+    const fresh = list.filter(
+      (result) => !answered.has(result.callId) && !answeredBefore?.has(result.callId),
+    );
     for (const result of fresh) answered.add(result.callId);
     if (fresh.length === 0) return;
     push(held, {
@@ -73,6 +79,7 @@ export function buildMessages(
   };
 
   for (const entry of entries) {
+    starts.push(messages.length);
     if (entry.kind === 'compaction') {
       const summary: Message = {
         role: 'user',
@@ -179,5 +186,5 @@ export function buildMessages(
     }
     results(held, sent, 'results');
   }
-  return { messages, spawns };
+  return { messages, spawns, starts };
 }

@@ -1,10 +1,11 @@
 import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { readHead, readJsonLines } from '../jsonl.js';
-import type { FileResult, SourceAdapter, Warning } from '../types.js';
+import type { FileResult, SourceAdapter, StoredSession, Warning } from '../types.js';
 import { type FileContext, GeminiConversation } from './parse.js';
 import { geminiRoots, isSessionName, parentSessionOf, projectRootOf, siblingsOf } from './paths.js';
 import { isObject, readRecord } from './records.js';
+import { continueConversation, type GeminiState } from './resume.js';
 
 const sniffBytes = 64 * 1024;
 
@@ -97,7 +98,9 @@ function parseFile(file: string): FileResult {
         conversation.add(record, line);
         return undefined;
       });
-  const result = conversation.finish();
+  const { state, ...result } = conversation.finish(
+    'nextLine' in read ? (read.nextLine as number) : undefined,
+  );
   const session = result.sessions[0];
   const winner = session && supersededBy(file, session.sourceId);
   if (winner) {
@@ -105,7 +108,22 @@ function parseFile(file: string): FileResult {
     result.spawns = [];
     result.notes.push(`the same session as ${basename(winner)}, which is longer: read from there`);
   }
-  return { ...result, warnings, ...read, skipped: read.skipped + conversation.skipped };
+  const parsed: FileResult = { ...result, warnings, ...read, skipped: read.skipped + conversation.skipped };
+  if (state && !winner) parsed.resume = { sessionId: state.sessionId, messages: state.count, state };
+  return parsed;
+}
+
+/**
+ * A grown log read on from where the last read stopped. It held its session then (the state is kept only when
+ * it did), and it still does unless another file of the same session is now longer.
+ */
+function continueFile(file: string, from: { offset: number; state: unknown }, stored: StoredSession) {
+  const state = from.state as GeminiState;
+  const id = typeof state.meta?.sessionId === 'string' ? state.meta.sessionId : undefined;
+  if (id === undefined) return 'its metadata names no session';
+  const winner = supersededBy(file, id);
+  if (winner) return `${basename(winner)}, the same session, is longer now`;
+  return continueConversation(file, contextOf(file, state.meta.projectHash), from, stored);
 }
 
 /** A legacy `session-*.json`: one object, its metadata beside `messages`, read as a log of one rewrite. */
@@ -133,6 +151,7 @@ export const gemini: SourceAdapter = {
   detect,
   defaultRoots: () => geminiRoots(),
   parseFile,
+  continueFile,
   // Large outputs the model got in part are kept whole there, for the CLI's UI: never a session log.
   prune: (dir) => basename(dir) === 'tool-outputs',
 };

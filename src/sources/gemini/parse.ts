@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sessionId } from '../../model/ids.js';
 import { type Message, markUnanswered, nameResults, type Part } from '../../model/session.js';
+import { HashSet } from '../hash-set.js';
 import type { ParsedSession, Spawn, Warning } from '../types.js';
 import { buildMessages, type Entry, type Held } from './build.js';
 import {
@@ -14,6 +15,7 @@ import {
   sessionContextOpening,
   snapshotOpening,
 } from './records.js';
+import type { GeminiState } from './resume.js';
 
 const agent = 'gemini';
 
@@ -21,6 +23,8 @@ export interface GeminiParseResult {
   sessions: ParsedSession[];
   spawns: Spawn[];
   notes: string[];
+  /** What a later read needs to continue the file from `nextLine` (finish was given one). */
+  state?: GeminiState;
 }
 
 /** Where the file is, as the caller found it: what the session's metadata does not say. */
@@ -58,11 +62,35 @@ export class GeminiConversation {
   private droppedByRewrite = 0;
   private appendedByRewrite = 0;
   private lastTime: string | undefined;
+  /** In a continued read (resume.ts): the state it started from, and the ids of the messages before its tail. */
+  private from: GeminiState | undefined;
+  private knownBefore: HashSet | undefined;
+  /** Why the records read so far cannot simply continue the last read (a full read must be made instead). */
+  stop: string | undefined;
 
   constructor(
     private readonly context: FileContext,
     private readonly warnings: Warning[],
   ) {}
+
+  /**
+   * A conversation continued from `state`: its tail (the last model message and what followed it) is rebuilt from
+   * the records the state kept, raw, and the records after the last line read are added to it.
+   */
+  static continuing(context: FileContext, warnings: Warning[], state: GeminiState): GeminiConversation {
+    const conversation = new GeminiConversation(context, warnings);
+    conversation.from = state;
+    conversation.knownBefore = new HashSet(state.known);
+    Object.assign(conversation.meta, state.meta);
+    conversation.metaSeen = state.metaSeen;
+    if (state.startTime !== null) conversation.startTime = state.startTime;
+    if (state.lastTime !== null) conversation.lastTime = state.lastTime;
+    for (const held of state.tailHeld) {
+      conversation.held.set(held.id, held);
+      conversation.entries.push({ kind: 'message', held });
+    }
+    return conversation;
+  }
 
   private warn(line: number, message: string, skip = true): void {
     this.warnings.push({ file: this.context.file, line, message });
@@ -70,6 +98,15 @@ export class GeminiConversation {
   }
 
   add(record: GeminiRecord, line: number): void {
+    if (this.from) {
+      // What a continued read cannot do on its own: a full read of the file follows.
+      if (record.kind === 'set' && Array.isArray(record.value.messages))
+        this.stop = `line ${line} rewrites the history`;
+      else if (record.kind === 'rewind') this.stop = `line ${line} rewinds the history`;
+      else if (record.kind === 'message' && !this.held.has(record.id) && this.knownBefore?.mayHave(record.id))
+        this.stop = `line ${line} may write again a message before the last model turn`;
+      if (this.stop) return;
+    }
     switch (record.kind) {
       case 'metadata':
         // A resume writes a fresh header: it merges over the first; the session started at the first one.
@@ -267,19 +304,92 @@ export class GeminiConversation {
     return typeof this.meta.sessionId === 'string' ? this.meta.sessionId : this.context.fallbackId;
   }
 
-  finish(): GeminiParseResult {
+  /** Builds the session; with `nextLine` (the line after the last one read) also what a later read needs. */
+  finish(nextLine?: number): GeminiParseResult {
     const sourceId = this.ownId;
-    const { messages, spawns } = buildMessages(this.entries, this.context.file, sourceId);
+    // A continued read builds its tail only: a result answered before it is left out, as a full read leaves it out
+    // (one that only may have been is the full read's to decide).
+    const before = this.from ? new HashSet(this.from.answered) : undefined;
+    const answeredBefore = before && {
+      has: (callId: string) => {
+        if (!before.mayHave(callId)) return false;
+        this.stop ??= `a tool result may answer the call ${callId} again`;
+        return true;
+      },
+    };
+    const { messages, spawns, starts } = buildMessages(
+      this.entries,
+      this.context.file,
+      sourceId,
+      answeredBefore,
+    );
     nameResults(messages);
     markUnanswered(messages);
-    const conversation = messages.some(
-      (message) => message.role === 'assistant' || message.attachment === undefined,
-    );
-    return {
+    const conversation =
+      (this.from?.conversation ?? false) ||
+      messages.some((message) => message.role === 'assistant' || message.attachment === undefined);
+    const result: GeminiParseResult = {
       sessions: conversation ? [this.session(sourceId, messages)] : [],
       spawns,
       notes: this.notes(conversation),
     };
+    const session = result.sessions[0];
+    if (nextLine !== undefined && session) result.state = this.stateAt(nextLine, messages, starts, session);
+    return result;
+  }
+
+  /**
+   * What a continued read needs (see resume.ts): the last model message can still be written again (with its tool
+   * calls once they finished), so the tail starts there; everything before it is final. Indices are the session's.
+   */
+  private stateAt(
+    nextLine: number,
+    messages: Message[],
+    starts: number[],
+    session: ParsedSession,
+  ): GeminiState {
+    const from = this.from;
+    const entries = this.entries;
+    let tailEntry = entries.findLastIndex(
+      (entry) => entry.kind === 'message' && entry.held.value.type === 'gemini',
+    );
+    if (tailEntry === -1) tailEntry = entries.length;
+    const tail = tailEntry < entries.length ? (starts[tailEntry] as number) : messages.length;
+    const known = new HashSet(from?.known);
+    for (const id of this.held.keys()) known.add(id);
+    for (const id of this.aliases.keys()) known.add(id);
+    const answered = new HashSet(from?.answered);
+    const calls = new HashSet(from?.calls);
+    for (const message of messages.slice(0, tail))
+      for (const part of message.parts) {
+        if (part.type === 'tool_result') answered.add(part.callId);
+        if (part.type === 'tool_call') calls.add(part.id);
+      }
+    const { messages: _messages, ...meta } = this.meta;
+    const before = messages.slice(0, tail);
+    const state: GeminiState = {
+      format: 1,
+      nextLine,
+      sessionId: session.id,
+      count: (from?.tail ?? 0) + messages.length,
+      tail: (from?.tail ?? 0) + tail,
+      tailHeld: entries.slice(tailEntry).flatMap((entry) => (entry.kind === 'message' ? [entry.held] : [])),
+      meta,
+      metaSeen: this.metaSeen,
+      startTime: this.startTime ?? null,
+      lastTime: this.lastTime ?? null,
+      conversation:
+        (from?.conversation ?? false) ||
+        before.some((message) => message.role === 'assistant' || message.attachment === undefined),
+      known: known.pack(),
+      answered: answered.pack(),
+      calls: calls.pack(),
+    };
+    const prompt = from?.prompt ?? firstPrompt(before);
+    if (prompt !== undefined) state.prompt = prompt;
+    if (entries.slice(tailEntry).some((entry) => entry.kind !== 'message'))
+      state.readWhole = 'a compression or resume comes after its last model message';
+    return state;
   }
 
   private session(sourceId: string, messages: Message[]): ParsedSession {
@@ -300,7 +410,7 @@ export class GeminiConversation {
     if (this.startTime) session.startedAt = this.startTime;
     const ended = typeof this.meta.lastUpdated === 'string' ? this.meta.lastUpdated : this.lastTime;
     if (ended) session.endedAt = ended;
-    const title = titleOf(this.meta.summary) ?? firstPrompt(messages);
+    const title = titleOf(this.meta.summary) ?? this.from?.prompt ?? firstPrompt(messages);
     if (title) session.title = title;
     return session;
   }
