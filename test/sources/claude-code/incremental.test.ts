@@ -33,7 +33,8 @@ function groupsIn(dir: string): string[][] {
 const groups = [
   ...groupsIn(join(fixtures, 'claude-code')),
   ...groupsIn(join(fixtures, 'real', 'claude-code')),
-  [join(fixtures, 'real', 'claude-code-2.1.328', 'projects')],
+  // Each 2.1.328 session with its sub-agents, alone: a check then does not read the other sessions again.
+  ...groupsIn(join(fixtures, 'real', 'claude-code-2.1.328', 'projects', '-home-ada-projects-demo-app')),
 ];
 
 const suite = growthSuite({

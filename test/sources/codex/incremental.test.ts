@@ -12,14 +12,18 @@ import { growthSuite } from '../../helpers/growth-suite.js';
 
 const fixtures = join(root, 'test', 'fixtures');
 
-/** Each hand-made rollout alone (they reuse ids), the sub-agent set together, each real folder together. */
+/** Each hand-made rollout alone (they reuse ids), the sub-agent set together, real files that belong together. */
 const groups = [
   ...readdirSync(join(fixtures, 'codex'))
     .filter((name) => name.endsWith('.jsonl'))
     .sort()
     .map((name) => [join(fixtures, 'codex', name)]),
   [join(fixtures, 'codex', 'subagents')],
-  [join(fixtures, 'real', 'codex', 'localpush-2026-02-23')],
+  // Three unrelated threads (none names another): each alone, so a check does not read the other two again.
+  ...readdirSync(join(fixtures, 'real', 'codex', 'localpush-2026-02-23'))
+    .filter((name) => name.endsWith('.jsonl'))
+    .sort()
+    .map((name) => [join(fixtures, 'real', 'codex', 'localpush-2026-02-23', name)]),
   [join(fixtures, 'real', 'codex', 'traex-subagent')],
   [join(fixtures, 'real', 'codex-0.169.0', 'sessions')],
 ];
