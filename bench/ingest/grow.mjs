@@ -3,7 +3,7 @@
 // session appended to it (a prompt, the model's answer, a tool round trip), against its first ingest in the same
 // run (issue 21's target: < 5%). Prints figures only; it asserts no timings.
 //
-//   npm run build && node bench/ingest/grow.mjs [--agent claude-code|codex] [--megabytes 20] [--runs 3] [--requests] [--json]
+//   npm run build && node bench/ingest/grow.mjs [--agent claude-code|codex|gemini] [--megabytes 20] [--runs 3] [--requests] [--json]
 //
 // The transcript is the largest main transcript of a generated corpus (bench/ingest/generate.mjs, grown until one
 // file reaches the size asked for), copied alone into a scratch projects/ tree. Each run, on a fresh store: in one
@@ -30,6 +30,7 @@ import { parseArgs } from 'node:util';
 import { cpuSeconds, median, removeDb, runNode, table } from '../children.mjs';
 import { generate } from './generate.mjs';
 import { generate as generateCodex } from './generate-codex.mjs';
+import { generate as generateGemini } from './generate-gemini.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -46,10 +47,13 @@ const { values } = parseArgs({
   },
 });
 const want = Number(values.megabytes) * MB;
+const agents = ['claude-code', 'codex', 'gemini'];
+if (!agents.includes(values.agent))
+  throw new Error(`--agent: one of ${agents.join(', ')}, not ${values.agent}`);
 const codex = values.agent === 'codex';
-if (!codex && values.agent !== 'claude-code')
-  throw new Error(`--agent: claude-code or codex, not ${values.agent}`);
-if (codex && values.requests) throw new Error('--requests is for Claude Code transcripts');
+const gemini = values.agent === 'gemini';
+if (values.requests && values.agent !== 'claude-code')
+  throw new Error('--requests is for Claude Code transcripts');
 const runs = Number(values.runs);
 const log = (text) => process.stderr.write(`${text}\n`);
 
@@ -82,10 +86,13 @@ function transcript(scratch) {
   for (let megabytes = Math.ceil((want / MB) * 2); ; megabytes *= 2) {
     const dir = join(scratch, `corpus-${megabytes}`);
     if (codex) generateCodex({ dir, megabytes });
+    else if (gemini) generateGemini({ dir, megabytes });
     else generate({ dir, megabytes, requests: values.requests });
-    const found = mainTranscripts(join(dir, codex ? 'sessions' : 'projects'));
+    const found = mainTranscripts(join(dir, codex ? 'sessions' : gemini ? '.gemini' : 'projects'));
+    // A main log of its own: not a Codex sub-agent's (it may open with a copied history), not a Gemini stub.
     const [largest] = codex ? found.filter((f) => ownThread(f.path)) : found;
-    if (largest && largest.size >= want) return largest;
+    // The Gemini generator writes no marathon session: its largest log of a corpus of 4× the size asked is taken.
+    if (largest && (largest.size >= want || (gemini && megabytes >= (want / MB) * 4))) return largest;
     rmSync(dir, { recursive: true, force: true });
     if (megabytes > 2000) throw new Error(`no transcript of ${want / MB} MB in a 2 GB corpus`);
   }
@@ -346,6 +353,69 @@ function codexSteps(file) {
   ];
 }
 
+/**
+ * What a live Gemini CLI session appends between two ingests, as the CLI writes it: a prompt (a user message and
+ * its `$set` of lastUpdated), the model's answer, and a prompt with a tool round trip (the model message written
+ * once with its text and again with its finished call, the results as a user message, the closing answer).
+ */
+function geminiSteps(file) {
+  const text = readFileSync(file, 'utf8');
+  const last = JSON.parse(text.slice(text.lastIndexOf('\n', text.length - 2) + 1));
+  let clock = Date.parse(last.timestamp ?? last.$set?.lastUpdated ?? '2026-06-01T00:00:00.000Z');
+  let n = 0;
+  const stamp = () => {
+    clock += 1_000;
+    return new Date(clock).toISOString();
+  };
+  const record = (value) => {
+    const timestamp = stamp();
+    return `${JSON.stringify({ ...value, timestamp })}\n${JSON.stringify({ $set: { lastUpdated: timestamp } })}\n`;
+  };
+  const id = () => `0b5ad7e0-0000-4000-8000-${String(++n).padStart(12, '0')}`;
+  const tokens = { input: 30_000, output: 120, cached: 29_000, thoughts: 40, tool: 0, total: 30_160 };
+  const user = (words) => record({ id: id(), type: 'user', content: [{ text: words }] });
+  const model = (words, more = {}) =>
+    record({
+      id: more.id ?? id(),
+      type: 'gemini',
+      content: words,
+      thoughts: [],
+      tokens,
+      model: 'gemini-2.5-pro',
+      ...more,
+    });
+  const prompt = user('one more thing: run the tests again');
+  const reply = model('Running them now.');
+  const callId = 'run_shell_command_1796999999999_0';
+  const result = [
+    { functionResponse: { id: callId, name: 'run_shell_command', response: { output: '12 passed' } } },
+  ];
+  const step = id();
+  const round =
+    user('and the linter') +
+    model('Running the linter.', { id: step }) +
+    model('Running the linter.', {
+      id: step,
+      toolCalls: [
+        {
+          id: callId,
+          name: 'run_shell_command',
+          args: { command: 'npm run lint' },
+          result,
+          status: 'success',
+        },
+      ],
+    }) +
+    record({ id: id(), type: 'user', content: result }) +
+    model('The linter is clean.');
+  const count = (lines) => lines.split('\n').length - 1;
+  return [
+    { name: `a new prompt (${count(prompt)} lines)`, lines: prompt, messages: 1 },
+    { name: `the answer (${count(reply)} lines)`, lines: reply, messages: 1 },
+    { name: `a prompt and a tool round trip (${count(round)} lines)`, lines: round, messages: 4 },
+  ];
+}
+
 /** One run in one process: the first ingest, then each step appended and re-ingested (grow-child.mjs). */
 async function inProcess(root, file, db, steps, scratch) {
   const stepsFile = join(scratch, 'steps.json');
@@ -369,12 +439,16 @@ const scratch = mkdtempSync(join(tmpdir(), 'bench-grow-'));
 try {
   log(`generating a corpus with a main transcript of at least ${want / MB} MB ...`);
   const source = transcript(scratch);
-  const steps = codex ? codexSteps(source.path) : await growthSteps(source.path);
+  const steps = codex
+    ? codexSteps(source.path)
+    : gemini
+      ? geminiSteps(source.path)
+      : await growthSteps(source.path);
   const runsOf = { first: [], steps: steps.map(() => []), cliFirst: [], cliGrown: [] };
   const continued = steps.map(() => 0);
   const loads = [loadavg()[0]];
   const fresh = (i) => {
-    const root = join(scratch, `run-${i}`, codex ? 'sessions' : 'projects');
+    const root = join(scratch, `run-${i}`, codex ? 'sessions' : gemini ? 'chats' : 'projects');
     const file = join(root, basename(dirname(source.path)), basename(source.path));
     mkdirSync(dirname(file), { recursive: true });
     copyFileSync(source.path, file);
@@ -428,7 +502,7 @@ try {
     const pct = (x) => `${(x * 100).toFixed(1)}%`;
     const ms = (s) => (s * 1000).toFixed(1);
     process.stdout.write(
-      `ingest of a grown ${codex ? 'Codex rollout' : 'Claude Code transcript'} (${(source.size / MB).toFixed(1)} MB), median of ${runs}, load ${figures.load.min.toFixed(1)}–${figures.load.max.toFixed(1)}\n\n${table(
+      `ingest of a grown ${codex ? 'Codex rollout' : gemini ? 'Gemini CLI log' : 'Claude Code transcript'} (${(source.size / MB).toFixed(1)} MB), median of ${runs}, load ${figures.load.min.toFixed(1)}–${figures.load.max.toFixed(1)}\n\n${table(
         [
           ['in one process', 'wall (ms)', 'CPU (ms)', '÷ first: wall', 'CPU', 'continued'],
           ['first ingest', ms(first.seconds), ms(first.cpu), '', '', ''],
