@@ -17,8 +17,8 @@ import {
   type WireMessage,
 } from '../../model/request.js';
 import { type Message, type Session, toolCalls, toolResults } from '../../model/session.js';
+import { readOn } from '../continued.js';
 import { HashSet } from '../hash-set.js';
-import { readJsonLines } from '../jsonl.js';
 import type { Continued, GrownRequests, Resume, Spawn, StoredSession, Warning } from '../types.js';
 import {
   type ConvertSeed,
@@ -334,46 +334,37 @@ export function continueTranscript(
   const open = new Map(state.open.map(([id, name, index]) => [id, { name, index }]));
   let { leaf, leafCommand, order } = state;
   let mergesTip = false;
-  let why: string | undefined;
   /** Responses and tool calls first seen in the new lines (later lines of a new response add to it). */
   const freshResponses = new Set<string>();
   const freshCalls = new Set<string>();
   /** The calls the new lines' tool results answer. */
   const answers = new Set<string>();
 
-  const stop = new Error('read whole');
-  const take = (value: unknown, line: number): string | undefined => {
+  const take = (value: unknown, line: number, stop: (why: string) => never): string | undefined => {
     if (!isEnvelope(value)) return 'not a transcript record (no "type")';
     order++;
     const { type } = value;
     if (!knownTypes.has(type)) unknown.set(type, (unknown.get(type) ?? 0) + 1);
     if (type.startsWith('api-request')) {
-      if (!state.log) why = `line ${line} is the file's first request record`;
-      else {
-        const taken = grown.take(value as RequestLine, line);
-        if (typeof taken !== 'object') return taken;
-        if (streamId(recordEnvelope(value as RequestLine), fallbackId) !== state.stream)
-          why = `line ${line} is a request record of another conversation`;
-        else {
-          grown.add(taken);
-          return undefined;
-        }
-      }
-    } else if (type === 'summary') why = `line ${line} is a 'summary' line`;
-    else if (type === 'progress' && value.data?.type === 'agent_progress')
-      why = `line ${line} is a sub-agent's progress`;
-    if (why !== undefined) throw stop;
+      if (!state.log) stop(`line ${line} is the file's first request record`);
+      const taken = grown.take(value as RequestLine, line);
+      if (typeof taken !== 'object') return taken;
+      if (streamId(recordEnvelope(value as RequestLine), fallbackId) !== state.stream)
+        stop(`line ${line} is a request record of another conversation`);
+      grown.add(taken);
+      return undefined;
+    }
+    if (type === 'summary') stop(`line ${line} is a 'summary' line`);
+    if (type === 'progress' && value.data?.type === 'agent_progress')
+      stop(`line ${line} is a sub-agent's progress`);
     if (type === 'ai-title' && value.aiTitle) titles.ai = value.aiTitle;
     if (type === 'custom-title' && value.customTitle) titles.custom = value.customTitle;
     if (typeof value.uuid !== 'string') {
-      if (conversationTypes.has(type)) {
-        why = `line ${line} is a conversation line without a uuid`;
-        throw stop;
-      }
+      if (conversationTypes.has(type)) stop(`line ${line} is a conversation line without a uuid`);
       return undefined;
     }
-    why = continues(value, line);
-    if (why !== undefined) throw stop;
+    const why = continues(value, line);
+    if (why !== undefined) stop(why);
     const entry: Entry = { env: slim(value), line, order: order - 1 };
     entries.push(entry);
     grown.see(entry);
@@ -382,14 +373,8 @@ export function continueTranscript(
     leafCommand = type === 'user' && invokesCommand(value);
     return undefined;
   };
-  let read: ReturnType<typeof readJsonLines>;
-  try {
-    read = readJsonLines(file, warnings, take, { offset: from.offset, line: state.nextLine });
-  } catch (error) {
-    // The first line that is no continuation ends the read: the rest is read by the full read that follows.
-    if (error === stop) return why as string;
-    throw error;
-  }
+  const read = readOn(file, warnings, { offset: from.offset, line: state.nextLine }, take);
+  if (typeof read === 'string') return read;
 
   /** Why this line does not simply continue the conversation; undefined when it does. */
   function continues(value: Envelope, line: number): string | undefined {

@@ -9,6 +9,7 @@ import {
   type SessionKind,
   type ToolResult,
 } from '../../model/session.js';
+import { openCalls } from '../continued.js';
 import { HashSet } from '../hash-set.js';
 import { recordPartsJson } from '../parts-json.js';
 import type { ParsedSession, Spawn, Warning } from '../types.js';
@@ -726,22 +727,10 @@ export class CodexRollout {
     const index = (message: Message | undefined) => (message ? messages.indexOf(message) : -1);
     const global = (local: number) => (local === -1 ? -1 : base + local);
     const lastTurn = this.lastTurn && !this.lastTurn.usage ? index(this.lastTurn) : -1;
-    let tail = messages.length;
+    const { first, calls, answered } = openCalls(messages, before);
+    let tail = first;
     for (const at of [index(open), lastTurn, index(this.promptCandidate)])
       if (at >= 0) tail = Math.min(tail, at);
-    const calls = new HashSet(before?.calls);
-    const answered = new HashSet(before?.answered);
-    // Calls still open since the last user item may yet be answered; one open before it was interrupted (its
-    // output, should it come, reads the file whole), and would otherwise hold the tail back for good.
-    const input = messages.findLastIndex((message) => message.role === 'user' && !message.compaction);
-    messages.forEach((message, i) => {
-      for (const part of message.parts) {
-        if (part.type === 'tool_call') {
-          calls.add(part.id);
-          if (part.unanswered && i > input) tail = Math.min(tail, i);
-        } else if (part.type === 'tool_result') answered.add(part.callId);
-      }
-    });
     const reasons: string[] = [];
     if (this.copied) reasons.push("it holds another session's copied history");
     if (this.lastTurn && !this.lastTurn.usage && lastTurn === -1)

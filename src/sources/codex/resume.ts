@@ -9,8 +9,8 @@
 // that may repeat an earlier one — reads the file whole, and the note says why.
 // test/sources/codex/incremental.test.ts proves the store ends as one full read leaves it.
 
+import { continuedOf, readOn, refused, storedTail, touchesEarlierCalls } from '../continued.js';
 import { HashSet } from '../hash-set.js';
-import { readJsonLines } from '../jsonl.js';
 import type { Continued, StoredSession, Warning } from '../types.js';
 import { CodexRollout } from './parse.js';
 import { type RolloutRecord, readRecord, type SessionMeta } from './records.js';
@@ -57,75 +57,45 @@ export function continueRollout(
   stored: StoredSession,
 ): Continued | string {
   const state = from.state as CodexState;
-  if (state.format !== 1) return 'what the last read kept of it is from another version of the reader';
-  if (state.readWhole) return state.readWhole;
-  const tail = state.tail < state.count ? stored.messages(state.tail) : [];
-  if (!tail || tail.length !== state.count - state.tail)
-    return 'the stored session is not what the last read of this file made';
+  const refusal = refused(state, 1);
+  if (refusal) return refusal;
+  const tail = storedTail(stored, state);
+  if (typeof tail === 'string') return tail;
   const warnings: Warning[] = [];
   const rollout = CodexRollout.continuing(file, fallbackId, warnings, state, tail);
-
-  let why: string | undefined;
-  const stop = new Error('read whole');
-  let read: ReturnType<typeof readJsonLines>;
-  try {
-    read = readJsonLines(
-      file,
-      warnings,
-      (value, line) => {
-        const record = readRecord(value, false);
-        if (record === 'state') return undefined;
-        if (!record) return 'not a rollout record (no "type" and "payload")';
-        why = breaks(record, line, state);
-        if (why !== undefined) throw stop;
-        rollout.add(record, line);
-        return undefined;
-      },
-      { offset: from.offset, line: state.nextLine },
-    );
-  } catch (error) {
-    // The first line that is no continuation ends the read: the rest is read by the full read that follows.
-    if (error === stop) return why as string;
-    throw error;
-  }
+  const read = readOn(file, warnings, { offset: from.offset, line: state.nextLine }, (value, line, stop) => {
+    const record = readRecord(value, false);
+    if (record === 'state') return undefined;
+    if (!record) return 'not a rollout record (no "type" and "payload")';
+    const why = breaks(record, line, state);
+    if (why !== undefined) stop(why);
+    rollout.add(record, line);
+    return undefined;
+  });
+  if (typeof read === 'string') return read;
 
   const done = rollout.finishContinued(state, read.nextLine);
-  const calls = new HashSet(state.calls);
-  const answered = new HashSet(state.answered);
+  const touched = touchesEarlierCalls(
+    done.messages,
+    tail.length,
+    new HashSet(state.calls),
+    new HashSet(state.answered),
+  );
+  if (touched) return touched;
   const children = new HashSet(state.children);
-  const known = new Set<string>();
-  for (const message of tail)
-    for (const part of message.parts) if (part.type === 'tool_call') known.add(part.id);
-  for (const message of done.messages.slice(tail.length))
-    for (const part of message.parts) {
-      // A call id seen before (or answered before it was made) would change what a full read names and marks.
-      if (part.type === 'tool_call' && (calls.mayHave(part.id) || answered.mayHave(part.id)))
-        return `a new tool call may repeat the id ${part.id} of an earlier one`;
-      // An output for a call before the tail is named from that call by a full read.
-      if (part.type === 'tool_result' && !known.has(part.callId) && calls.mayHave(part.callId))
-        return `a new tool output may answer the earlier call ${part.callId}`;
-      if (part.type === 'tool_call') known.add(part.id);
-    }
   for (const spawn of done.spawns)
     if (children.mayHave(spawn.childSourceId))
       return `a new spawn may repeat the thread ${spawn.childSourceId} spawned earlier`;
 
   // A fork names the history it continues by line, as the full read does; a copied one is the store's to find.
-  const { messages: _messages, origin: _origin, requests: _requests, continues, ...rest } = done.session;
-  const meta = continues?.line !== undefined ? { ...rest, continues } : rest;
-  return {
-    sessionId: state.sessionId,
-    from: state.tail,
-    messages: done.messages,
-    meta,
-    spawns: done.spawns,
-    warnings,
-    notes: done.notes,
-    lines: read.lines,
-    skipped: read.skipped + rollout.skipped,
-    parsedBytes: read.parsedBytes,
-    resume: { sessionId: state.sessionId, messages: done.state.count, state: done.state },
-  };
+  return continuedOf(
+    done.session,
+    state.tail,
+    { ...read, skipped: read.skipped + rollout.skipped },
+    { spawns: done.spawns, warnings, notes: done.notes },
+    { count: done.state.count, state: done.state },
+    true,
+  );
 }
 
 /** Why a new line does not simply continue what was read (a full read would treat it otherwise); else undefined. */

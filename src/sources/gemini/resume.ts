@@ -6,8 +6,8 @@
 // a tool result that may answer an earlier call, or another file of the same session reads the log whole; the
 // note says why. test/sources/gemini/incremental.test.ts proves the store ends as one full read leaves it.
 
+import { continuedOf, readOn, refused, touchesEarlierCalls } from '../continued.js';
 import { HashSet } from '../hash-set.js';
-import { readJsonLines } from '../jsonl.js';
 import type { Continued, StoredSession, Warning } from '../types.js';
 import type { Held } from './build.js';
 import { type FileContext, GeminiConversation } from './parse.js';
@@ -47,60 +47,35 @@ export function continueConversation(
   _stored: StoredSession,
 ): Continued | string {
   const state = from.state as GeminiState;
-  if (state.format !== 1) return 'what the last read kept of it is from another version of the reader';
-  if (state.readWhole) return state.readWhole;
+  const refusal = refused(state, 1);
+  if (refusal) return refusal;
   const warnings: Warning[] = [];
   const conversation = GeminiConversation.continuing(context, warnings, state);
-  const stop = new Error('read whole');
-  let read: ReturnType<typeof readJsonLines>;
-  try {
-    read = readJsonLines(
-      file,
-      warnings,
-      (value, line) => {
-        const record = readRecord(value);
-        if (typeof record === 'string') return record;
-        conversation.add(record, line);
-        if (conversation.stop) throw stop;
-        return undefined;
-      },
-      { offset: from.offset, line: state.nextLine },
-    );
-  } catch (error) {
-    // The first record that is no continuation ends the read: the rest is read by the full read that follows.
-    if (error === stop) return conversation.stop as string;
-    throw error;
-  }
+  const read = readOn(file, warnings, { offset: from.offset, line: state.nextLine }, (value, line, stop) => {
+    const record = readRecord(value);
+    if (typeof record === 'string') return record;
+    conversation.add(record, line);
+    if (conversation.stop) stop(conversation.stop);
+    return undefined;
+  });
+  if (typeof read === 'string') return read;
   const done = conversation.finish(read.nextLine);
   if (conversation.stop) return conversation.stop;
   const [session] = done.sessions;
   if (!session || !done.state) return 'the new records hold no conversation';
-  const calls = new HashSet(state.calls);
-  const answered = new HashSet(state.answered);
-  const local = new Set<string>();
-  for (const message of session.messages)
-    for (const part of message.parts) if (part.type === 'tool_call') local.add(part.id);
-  for (const message of session.messages)
-    for (const part of message.parts) {
-      // A result for a call before the tail is named from it and answers it in a full read.
-      if (part.type === 'tool_result' && !local.has(part.callId) && calls.mayHave(part.callId))
-        return `a tool result may answer the earlier call ${part.callId}`;
-      // A call already answered before the tail would be marked answered by a full read.
-      if (part.type === 'tool_call' && (answered.mayHave(part.id) || calls.mayHave(part.id)))
-        return `a tool call may repeat the id ${part.id} of an earlier one`;
-    }
-  const { messages, origin: _origin, requests: _requests, continues: _continues, ...meta } = session;
-  return {
-    sessionId: state.sessionId,
-    from: state.tail,
-    messages,
-    meta,
-    spawns: done.spawns,
-    warnings,
-    notes: done.notes,
-    lines: read.lines,
-    skipped: read.skipped + conversation.skipped,
-    parsedBytes: read.parsedBytes,
-    resume: { sessionId: state.sessionId, messages: done.state.count, state: done.state },
-  };
+  // The tail is rebuilt from its records: every message is checked against the calls made before it.
+  const touched = touchesEarlierCalls(
+    session.messages,
+    0,
+    new HashSet(state.calls),
+    new HashSet(state.answered),
+  );
+  if (touched) return touched;
+  return continuedOf(
+    session,
+    state.tail,
+    { ...read, skipped: read.skipped + conversation.skipped },
+    { spawns: done.spawns, warnings, notes: done.notes },
+    { count: done.state.count, state: done.state },
+  );
 }

@@ -3,6 +3,7 @@
 import { sessionId } from '../../model/ids.js';
 import type { Message, Part, ToolResult, Usage } from '../../model/session.js';
 import { markUnanswered, nameResults } from '../../model/session.js';
+import { openCalls } from '../continued.js';
 import { HashSet } from '../hash-set.js';
 import type { ParsedSession, Warning } from '../types.js';
 import { contentKey, convertParts } from './parts.js';
@@ -372,19 +373,8 @@ export class QwenChat {
   ): QwenState {
     const messages = this.messages;
     const base = before?.tail ?? 0;
-    const input = messages.findLastIndex((message) => message.role === 'user' && !message.compaction);
-    let tail = messages.length;
-    const calls = new HashSet(before?.calls);
-    const answered = new HashSet(before?.answered);
+    const { first: tail, calls, answered } = openCalls(messages, before);
     const uuids = this.uuidHashes ?? HashSet.of(this.uuids as Set<string>);
-    messages.forEach((message, i) => {
-      for (const part of message.parts) {
-        if (part.type === 'tool_call') {
-          calls.add(part.id);
-          if (part.unanswered && i > input) tail = Math.min(tail, i);
-        } else if (part.type === 'tool_result') answered.add(part.callId);
-      }
-    });
     const state: QwenState = {
       format: 1,
       nextLine,

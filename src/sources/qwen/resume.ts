@@ -5,8 +5,8 @@
 // id that may repeat an earlier one, or a result for a call before the tail reads the file whole; the note says
 // why. test/sources/qwen/incremental.test.ts proves the store ends as one full read leaves it.
 
+import { continuedOf, readOn, refused, storedTail, touchesEarlierCalls } from '../continued.js';
 import { HashSet } from '../hash-set.js';
-import { readJsonLines } from '../jsonl.js';
 import type { Continued, StoredSession, Warning } from '../types.js';
 import { QwenChat } from './parse.js';
 import { type ApiResponseEvent, readRecord } from './records.js';
@@ -45,68 +45,36 @@ export function continueChat(
   stored: StoredSession,
 ): Continued | string {
   const state = from.state as QwenState;
-  if (state.format !== 1) return 'what the last read kept of it is from another version of the reader';
-  if (state.readWhole) return state.readWhole;
-  const tail = state.tail < state.count ? stored.messages(state.tail) : [];
-  if (!tail || tail.length !== state.count - state.tail)
-    return 'the stored session is not what the last read of this file made';
+  const refusal = refused(state, 1);
+  if (refusal) return refusal;
+  const tail = storedTail(stored, state);
+  if (typeof tail === 'string') return tail;
   const warnings: Warning[] = [];
   const chat = QwenChat.continuing(file, fallbackId, warnings, state, tail);
-
-  let why: string | undefined;
-  const stop = new Error('read whole');
-  let read: ReturnType<typeof readJsonLines>;
-  try {
-    read = readJsonLines(
-      file,
-      warnings,
-      (value, line) => {
-        const record = readRecord(value);
-        if (typeof record === 'string') return record;
-        if (record.type === 'system' && record.subtype === 'chat_compression') {
-          why = `line ${line} is a compression`;
-          throw stop;
-        }
-        return chat.add(record, line);
-      },
-      { offset: from.offset, line: state.nextLine },
-    );
-  } catch (error) {
-    // The first record that is no continuation ends the read: the rest is read by the full read that follows.
-    if (error === stop) return why as string;
-    throw error;
-  }
+  const read = readOn(file, warnings, { offset: from.offset, line: state.nextLine }, (value, line, stop) => {
+    const record = readRecord(value);
+    if (typeof record === 'string') return record;
+    if (record.type === 'system' && record.subtype === 'chat_compression')
+      stop(`line ${line} is a compression`);
+    return chat.add(record, line);
+  });
+  if (typeof read === 'string') return read;
 
   const done = chat.finish(read.nextLine, state);
   const [session] = done.sessions;
   if (!session || !done.state) return 'the new records hold no session';
-  const calls = new HashSet(state.calls);
-  const answered = new HashSet(state.answered);
-  const known = new Set<string>();
-  for (const message of tail)
-    for (const part of message.parts) if (part.type === 'tool_call') known.add(part.id);
-  for (const message of session.messages.slice(tail.length))
-    for (const part of message.parts) {
-      // A call id seen before (or answered before it was made) would change what a full read names and marks.
-      if (part.type === 'tool_call' && (calls.mayHave(part.id) || answered.mayHave(part.id)))
-        return `a new tool call may repeat the id ${part.id} of an earlier one`;
-      // A result for a call before the tail is named from that call by a full read.
-      if (part.type === 'tool_result' && !known.has(part.callId) && calls.mayHave(part.callId))
-        return `a new tool result may answer the earlier call ${part.callId}`;
-      if (part.type === 'tool_call') known.add(part.id);
-    }
-  const { messages, origin: _origin, requests: _requests, continues: _continues, ...meta } = session;
-  return {
-    sessionId: state.sessionId,
-    from: state.tail,
-    messages,
-    meta,
-    spawns: [],
-    warnings,
-    notes: done.notes,
-    lines: read.lines,
-    skipped: read.skipped,
-    parsedBytes: read.parsedBytes,
-    resume: { sessionId: state.sessionId, messages: done.state.count, state: done.state },
-  };
+  const touched = touchesEarlierCalls(
+    session.messages,
+    tail.length,
+    new HashSet(state.calls),
+    new HashSet(state.answered),
+  );
+  if (touched) return touched;
+  return continuedOf(
+    session,
+    state.tail,
+    read,
+    { spawns: [], warnings, notes: done.notes },
+    { count: done.state.count, state: done.state },
+  );
 }
