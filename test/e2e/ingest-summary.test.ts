@@ -90,6 +90,8 @@ describe('ingest summary', () => {
     expect(grown.exitCode, grown.stderr).toBe(0);
     expect(grown.stdout).toContain('sessions 0 new, 1 updated, 0 unchanged');
     expect(grown.stdout).toContain('added 1 message, 0 tool calls');
+    // Only the new line was read, and the summary says so.
+    expect(grown.stdout).toContain('files 1 read (1 only from where the last ingest stopped)');
     // The store now holds exactly one more message than before.
     expect((await stored())[0]?.messages).toBe((session?.messages ?? 0) + 1);
 
@@ -109,6 +111,7 @@ describe('ingest summary', () => {
     const json = await ingestJson(live);
     expect(json.sessions).toEqual({ new: 0, updated: 1, unchanged: 0 });
     expect(json).toMatchObject({ messages: 1, toolCalls: 1, rewritten: { messages: 0, toolCalls: 0 } });
+    expect(json.files).toMatchObject({ read: 1, continued: 1 });
     expect((await stored())[0]).toMatchObject({
       messages: (session?.messages ?? 0) + 2,
       toolCalls: (session?.toolCalls ?? 0) + 1,

@@ -23,13 +23,15 @@ export function registerIngest(program: Command): void {
     .addHelpText(
       'after',
       `
-Re-running on unchanged input reads nothing again; a log that grew adds only its new messages.
+Re-running on unchanged input reads nothing again; a log that grew adds only its new messages, and a
+Claude Code, Codex, Gemini CLI or Qwen Code log that only grew is read from where the last ingest
+stopped (a note says why when one is read whole again instead).
 Bad lines are reported with file:line and skipped; the rest is still ingested.
 
 The summary counts sessions new, updated and unchanged (those in files not read again included), the
-messages and tool calls this ingest added (a log that grew by one message adds 1), and files read,
-unchanged, ignored (not a session log, or empty: --verbose names them, --json lists them as "ignored")
-and unreadable.
+messages and tool calls this ingest added (a log that grew by one message adds 1), and files read
+(of them, those read only from where the last ingest stopped), unchanged, ignored (not a session log,
+or empty: --verbose names them, --json lists them as "ignored") and unreadable.
 
 Examples:
   $ replay-history ingest ~/.claude/projects
@@ -91,7 +93,10 @@ function report(summaries: PathSummary[], json: boolean, verbose: boolean): void
   }
   for (const s of summaries) {
     if (s.error) continue;
-    const files = [`${s.files.read} read`, `${s.files.unchanged} unchanged`];
+    const continued = s.files.continued
+      ? ` (${s.files.continued} only from where the last ingest stopped)`
+      : '';
+    const files = [`${s.files.read} read${continued}`, `${s.files.unchanged} unchanged`];
     if (s.files.ignored) files.push(`${s.files.ignored} ignored${verbose ? '' : ' (--verbose names them)'}`);
     if (s.files.failed) files.push(`${s.files.failed} unreadable`);
     const rewritten = s.rewritten.messages
