@@ -3,7 +3,7 @@
 // session appended to it (a prompt, the model's answer, a tool round trip), against its first ingest in the same
 // run (issue 21's target: < 5%). Prints figures only; it asserts no timings.
 //
-//   npm run build && node bench/ingest/grow.mjs [--agent claude-code|codex|gemini] [--megabytes 20] [--runs 3] [--requests] [--json]
+//   npm run build && node bench/ingest/grow.mjs [--agent claude-code|codex|gemini|qwen] [--megabytes 20] [--runs 3] [--requests] [--json]
 //
 // The transcript is the largest main transcript of a generated corpus (bench/ingest/generate.mjs, grown until one
 // file reaches the size asked for), copied alone into a scratch projects/ tree. Each run, on a fresh store: in one
@@ -31,6 +31,7 @@ import { cpuSeconds, median, removeDb, runNode, table } from '../children.mjs';
 import { generate } from './generate.mjs';
 import { generate as generateCodex } from './generate-codex.mjs';
 import { generate as generateGemini } from './generate-gemini.mjs';
+import { generate as generateQwen } from './generate-qwen.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -47,11 +48,12 @@ const { values } = parseArgs({
   },
 });
 const want = Number(values.megabytes) * MB;
-const agents = ['claude-code', 'codex', 'gemini'];
+const agents = ['claude-code', 'codex', 'gemini', 'qwen'];
 if (!agents.includes(values.agent))
   throw new Error(`--agent: one of ${agents.join(', ')}, not ${values.agent}`);
 const codex = values.agent === 'codex';
 const gemini = values.agent === 'gemini';
+const qwen = values.agent === 'qwen';
 if (values.requests && values.agent !== 'claude-code')
   throw new Error('--requests is for Claude Code transcripts');
 const runs = Number(values.runs);
@@ -87,12 +89,16 @@ function transcript(scratch) {
     const dir = join(scratch, `corpus-${megabytes}`);
     if (codex) generateCodex({ dir, megabytes });
     else if (gemini) generateGemini({ dir, megabytes });
+    else if (qwen) generateQwen({ dir, megabytes });
     else generate({ dir, megabytes, requests: values.requests });
-    const found = mainTranscripts(join(dir, codex ? 'sessions' : gemini ? '.gemini' : 'projects'));
+    const found = mainTranscripts(
+      join(dir, codex ? 'sessions' : gemini ? '.gemini' : qwen ? '.qwen' : 'projects'),
+    );
     // A main log of its own: not a Codex sub-agent's (it may open with a copied history), not a Gemini stub.
     const [largest] = codex ? found.filter((f) => ownThread(f.path)) : found;
-    // The Gemini generator writes no marathon session: its largest log of a corpus of 4× the size asked is taken.
-    if (largest && (largest.size >= want || (gemini && megabytes >= (want / MB) * 4))) return largest;
+    // The Gemini and Qwen generators write no marathon session: the largest log of a corpus of 4× the size asked.
+    if (largest && (largest.size >= want || ((gemini || qwen) && megabytes >= (want / MB) * 4)))
+      return largest;
     rmSync(dir, { recursive: true, force: true });
     if (megabytes > 2000) throw new Error(`no transcript of ${want / MB} MB in a 2 GB corpus`);
   }
@@ -416,6 +422,80 @@ function geminiSteps(file) {
   ];
 }
 
+/**
+ * What a live Qwen Code session appends between two ingests: records chained to the one before, a prompt, the
+ * model's answer after its api_response telemetry, and a prompt with a tool round trip (the call, its result, the
+ * closing answer).
+ */
+function qwenSteps(file) {
+  const text = readFileSync(file, 'utf8');
+  const last = JSON.parse(text.slice(text.lastIndexOf('\n', text.length - 2) + 1));
+  let parent = last.uuid;
+  let clock = Date.parse(last.timestamp);
+  let n = 0;
+  const record = (fields) => {
+    const uuid = `0b5ad7e0-0000-4000-8000-${String(++n).padStart(12, '0')}`;
+    clock += 1_000;
+    const value = {
+      uuid,
+      parentUuid: parent,
+      sessionId: last.sessionId,
+      timestamp: new Date(clock).toISOString(),
+      cwd: last.cwd,
+      version: last.version,
+      ...fields,
+    };
+    parent = uuid;
+    return `${JSON.stringify(value)}\n`;
+  };
+  const user = (words) =>
+    record({ type: 'user', provenance: 'real_user', message: { role: 'user', parts: [{ text: words }] } });
+  const telemetry = () =>
+    record({
+      type: 'system',
+      provenance: 'system',
+      subtype: 'ui_telemetry',
+      systemPayload: {
+        uiEvent: {
+          'event.name': 'qwen-code.api_response',
+          response_id: `resp-${n}`,
+          input_token_count: 30_000,
+          output_token_count: 120,
+          cached_content_token_count: 29_000,
+        },
+      },
+    });
+  const model = (parts) =>
+    telemetry() +
+    record({
+      type: 'assistant',
+      provenance: 'assistant_output',
+      model: 'qwen3-coder-plus',
+      message: { role: 'model', parts },
+    });
+  const prompt = user('one more thing: run the tests again');
+  const reply = model([{ text: 'Running them now.' }]);
+  const id = 'call_grow_0';
+  const round =
+    user('and the linter') +
+    model([{ functionCall: { id, name: 'run_shell_command', args: { command: 'npm run lint' } } }]) +
+    record({
+      type: 'tool_result',
+      provenance: 'tool_result',
+      message: {
+        role: 'user',
+        parts: [{ functionResponse: { id, name: 'run_shell_command', response: { output: 'clean' } } }],
+      },
+    }) +
+    model([{ text: 'The linter is clean.' }]);
+  const count = (lines) => lines.split('\n').length - 1;
+  return [
+    { name: `a new prompt (${count(prompt)} line)`, lines: prompt, messages: 1 },
+    { name: `the answer (${count(reply)} lines)`, lines: reply, messages: 1 },
+    { name: `a prompt and a tool round trip (${count(round)} lines)`, lines: round, messages: 4 },
+  ];
+}
+
 /** One run in one process: the first ingest, then each step appended and re-ingested (grow-child.mjs). */
 async function inProcess(root, file, db, steps, scratch) {
   const stepsFile = join(scratch, 'steps.json');
@@ -443,12 +523,14 @@ try {
     ? codexSteps(source.path)
     : gemini
       ? geminiSteps(source.path)
-      : await growthSteps(source.path);
+      : qwen
+        ? qwenSteps(source.path)
+        : await growthSteps(source.path);
   const runsOf = { first: [], steps: steps.map(() => []), cliFirst: [], cliGrown: [] };
   const continued = steps.map(() => 0);
   const loads = [loadavg()[0]];
   const fresh = (i) => {
-    const root = join(scratch, `run-${i}`, codex ? 'sessions' : gemini ? 'chats' : 'projects');
+    const root = join(scratch, `run-${i}`, codex ? 'sessions' : gemini || qwen ? 'chats' : 'projects');
     const file = join(root, basename(dirname(source.path)), basename(source.path));
     mkdirSync(dirname(file), { recursive: true });
     copyFileSync(source.path, file);
@@ -502,7 +584,7 @@ try {
     const pct = (x) => `${(x * 100).toFixed(1)}%`;
     const ms = (s) => (s * 1000).toFixed(1);
     process.stdout.write(
-      `ingest of a grown ${codex ? 'Codex rollout' : gemini ? 'Gemini CLI log' : 'Claude Code transcript'} (${(source.size / MB).toFixed(1)} MB), median of ${runs}, load ${figures.load.min.toFixed(1)}–${figures.load.max.toFixed(1)}\n\n${table(
+      `ingest of a grown ${codex ? 'Codex rollout' : gemini ? 'Gemini CLI log' : qwen ? 'Qwen Code chat' : 'Claude Code transcript'} (${(source.size / MB).toFixed(1)} MB), median of ${runs}, load ${figures.load.min.toFixed(1)}–${figures.load.max.toFixed(1)}\n\n${table(
         [
           ['in one process', 'wall (ms)', 'CPU (ms)', '÷ first: wall', 'CPU', 'continued'],
           ['first ingest', ms(first.seconds), ms(first.cpu), '', '', ''],
