@@ -6,7 +6,8 @@
  */
 export class HashSet {
   private values: Uint32Array;
-  private added: number[] = [];
+  /** Hashes added since the last pack: a Set, so a read that adds many ids asks about each in constant time. */
+  private added = new Set<number>();
 
   constructor(packed = '') {
     const bytes = Buffer.from(packed, 'base64');
@@ -20,13 +21,13 @@ export class HashSet {
   }
 
   add(item: string): void {
-    this.added.push(hash32(item));
+    this.added.add(hash32(item));
   }
 
   /** May be true for an item never added (see the class comment); false only for one never added. */
   mayHave(item: string): boolean {
     const hash = hash32(item);
-    if (this.added.includes(hash)) return true;
+    if (this.added.has(hash)) return true;
     let low = 0;
     let high = this.values.length - 1;
     while (low <= high) {
@@ -40,17 +41,17 @@ export class HashSet {
   }
 
   pack(): string {
-    if (this.added.length > 0) {
-      const merged = new Uint32Array(this.values.length + this.added.length);
+    if (this.added.size > 0) {
+      const merged = new Uint32Array(this.values.length + this.added.size);
       merged.set(this.values);
-      merged.set(this.added, this.values.length);
+      merged.set([...this.added], this.values.length);
       merged.sort();
       // Each hash once: the same ids added in another order or more than once pack alike.
       let kept = 0;
       for (let i = 0; i < merged.length; i++)
         if (kept === 0 || merged[i] !== merged[kept - 1]) merged[kept++] = merged[i] as number;
       this.values = merged.subarray(0, kept);
-      this.added = [];
+      this.added = new Set();
     }
     return Buffer.from(this.values.buffer, this.values.byteOffset, this.values.byteLength).toString('base64');
   }
