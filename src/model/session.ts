@@ -169,9 +169,12 @@ export function toolResults(message: Message): ToolResult[] {
   return message.parts.filter(isToolResult);
 }
 
-/** Mark every tool call that has no recorded result anywhere in the list. Returns the number marked. */
-export function markUnanswered(messages: Message[]): number {
-  const answered = new Set<string>();
+/**
+ * Mark every tool call that has no recorded result anywhere in the list, nor among `answeredElsewhere` (the calls
+ * a continued read knows were answered before the messages it holds). Returns the number marked.
+ */
+export function markUnanswered(messages: Message[], answeredElsewhere: Iterable<string> = []): number {
+  const answered = new Set<string>(answeredElsewhere);
   for (const message of messages) for (const result of toolResults(message)) answered.add(result.callId);
   let marked = 0;
   for (const message of messages) {

@@ -95,6 +95,15 @@ export function openCalls(
   return { first, calls, answered };
 }
 
+/** The calls of `messages` (stored ones, taken up again) that were answered: markUnanswered must keep them so. */
+export function answeredCalls(messages: readonly Message[]): Set<string> {
+  const answered = new Set<string>();
+  for (const message of messages)
+    for (const part of message.parts)
+      if (part.type === 'tool_call' && !part.unanswered) answered.add(part.id);
+  return answered;
+}
+
 /** Why a kept state is not continued (another version of the reader made it, or it said so); else undefined. */
 export function refused(state: { format: number; readWhole?: string }, format: number): string | undefined {
   if (state.format !== format) return 'what the last read kept of it is from another version of the reader';

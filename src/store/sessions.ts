@@ -86,9 +86,23 @@ function metaOf(session: Session) {
 
 /** Cheap identity of a request log: the records, and which hash resolved to what kind of message. */
 function requestsHash(log: RequestLog | undefined): string | null {
-  if (!log || log.records.length === 0) return null;
+  if (!log) return null;
+  return logHash(
+    log.records,
+    Object.keys(log.shapes),
+    Object.entries(log.messages).map(([hash, m]) => [hash, m.origin]),
+  );
+}
+
+/** What requestsHash takes of a log, whether it was just read or is read back from the store's columns. */
+function logHash(
+  records: readonly Omit<RequestRecord, 'params' | 'cacheControl'>[],
+  shapes: string[],
+  messages: [string, string][],
+): string | null {
+  if (records.length === 0) return null;
   const fields: (string | number | null)[] = [];
-  for (const r of log.records)
+  for (const r of records)
     fields.push(
       r.id,
       r.responseId ?? null,
@@ -99,8 +113,9 @@ function requestsHash(log: RequestLog | undefined): string | null {
       r.digest ?? null,
       r.line ?? null,
     );
-  for (const hash of Object.keys(log.shapes).sort()) fields.push('shape', hash);
-  for (const hash of Object.keys(log.messages).sort()) fields.push(hash, log.messages[hash]?.origin ?? null);
+  for (const hash of shapes.sort()) fields.push('shape', hash);
+  messages.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [hash, origin] of messages) fields.push(hash, origin);
   return fieldsHash(fields);
 }
 
@@ -297,30 +312,26 @@ export class SessionStore {
       digest: string | null;
       line: number | null;
     }[];
-    if (records.length === 0) return null;
-    const fields: (string | number | null)[] = [];
-    for (const r of records)
-      fields.push(
-        r.record_id,
-        r.response_id,
-        r.shape_hash,
-        r.base,
-        r.keep,
-        (JSON.parse(r.tail) as string[]).join(','),
-        r.digest,
-        r.line,
-      );
     const shapes = this.sql('SELECT hash FROM request_shapes WHERE session_id = ?')
       .pluck()
       .all(id) as string[];
-    for (const hash of shapes.sort()) fields.push('shape', hash);
-    const messages = this.sql('SELECT hash, origin FROM request_messages WHERE session_id = ?').all(id) as {
-      hash: string;
-      origin: string;
-    }[];
-    messages.sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
-    for (const m of messages) fields.push(m.hash, m.origin);
-    return fieldsHash(fields);
+    const messages = this.sql('SELECT hash, origin FROM request_messages WHERE session_id = ?')
+      .raw()
+      .all(id) as [string, string][];
+    return logHash(
+      records.map((r) => ({
+        id: r.record_id,
+        ...optional('responseId', r.response_id ?? undefined),
+        shapeHash: r.shape_hash,
+        ...optional('base', r.base ?? undefined),
+        keep: r.keep,
+        tail: JSON.parse(r.tail) as string[],
+        ...optional('digest', r.digest ?? undefined),
+        ...optional('line', r.line ?? undefined),
+      })),
+      shapes,
+      messages,
+    );
   }
 
   private insertRecords(id: string, records: readonly RequestRecord[], from: number): void {
@@ -493,11 +504,14 @@ export class SessionStore {
 
   /** The session's own messages from seq `from` on, in order. */
   messagesFrom(id: string, from: number): Message[] {
-    const rows = this.sql('SELECT * FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq').all(
+    return this.rowsFrom(id, from).map(toMessage);
+  }
+
+  private rowsFrom(id: string, from: number): MessageRow[] {
+    return this.sql('SELECT * FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq').all(
       id,
       from,
     ) as MessageRow[];
-    return rows.map(toMessage);
   }
 
   /**
@@ -523,7 +537,10 @@ export class SessionStore {
   } {
     const existing = this.row(id);
     if (!existing) throw new StoreError(`session ${id} is not in the store; it cannot be continued`);
-    const old = this.messagesFrom(id, from);
+    // The stored rows from `from` on, read once: their messages for the counts, their hashes for what changed.
+    const storedRows = this.rowsFrom(id, from);
+    const old = storedRows.map(toMessage);
+    const stored = storedRows.map((r) => r.hash);
     const rows = messages.map(toRow);
     const before = counts(old);
     const after = counts(messages);
@@ -548,9 +565,6 @@ export class SessionStore {
       }),
       ingested_at: new Date().toISOString(),
     };
-    const stored = this.sql('SELECT hash FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq')
-      .pluck()
-      .all(id, from) as string[];
     const same =
       stored.length === rows.length &&
       stored.every((hash, i) => hash === rows[i]?.hash) &&

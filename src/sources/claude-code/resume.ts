@@ -174,16 +174,12 @@ export function resumeOf(input: {
     }
     const calls = new HashSet();
     const unnamed = new HashSet();
-    const answered = new Set<string>();
     messages.forEach((message, index) => {
       for (const call of toolCalls(message)) {
         calls.add(call.id);
         if (call.unanswered) state.open.push([call.id, call.name, index]);
       }
-      for (const result of toolResults(message)) {
-        answered.add(result.callId);
-        if (result.name === undefined) unnamed.add(result.callId);
-      }
+      for (const result of toolResults(message)) if (result.name === undefined) unnamed.add(result.callId);
     });
     const last = messages.findLastIndex((message) => message.role === 'assistant');
     if (last !== -1) state.tip = tipOf(messages[last] as Message, last, stream, ordered);
@@ -577,7 +573,11 @@ class GrownLog {
   private since: ConversationLine[];
   private readonly candidates: ConversationLine[];
 
+  /** The hashes the stored log resolved (unpacked once: resolve() asks, finish() adds). */
+  private readonly resolved: HashSet;
+
   constructor(private readonly log: LogState | undefined) {
+    this.resolved = new HashSet(log?.resolved);
     for (const [hash, shape] of log?.pendingShapes ?? []) this.shapes.set(hash, shape);
     for (const [hash, blob] of log?.pendingBlobs ?? []) this.blobs.set(hash, blob);
     this.storedAwaits = log?.awaiting ?? false;
@@ -615,8 +615,7 @@ class GrownLog {
   resolve(stored: StoredSession): Resolved | string {
     const out: Resolved = { shapes: {}, messages: {}, fromTranscript: false };
     if (!this.log) return out;
-    const resolved = new HashSet(this.log.resolved);
-    const had = (hash: string) => (resolved.mayHave(hash) ? stored.requestMessage(hash) : undefined);
+    const had = (hash: string) => (this.resolved.mayHave(hash) ? stored.requestMessage(hash) : undefined);
     // A full read takes a blob before the transcript for every record, the stored ones too.
     for (const hash of this.blobs.keys())
       if (had(hash) === 'transcript')
@@ -657,7 +656,7 @@ class GrownLog {
       return responseId !== undefined ? { ...record, responseId } : record;
     });
     const answer = this.storedAnswer !== undefined ? nativeOf(this.storedAnswer) : undefined;
-    const resolved = new HashSet(log.resolved);
+    const resolved = this.resolved;
     for (const hash of Object.keys(found.messages)) resolved.add(hash);
     const shapes = new HashSet(log.shapes);
     for (const record of records) shapes.add(record.shapeHash);

@@ -9,7 +9,7 @@ import {
   type SessionKind,
   type ToolResult,
 } from '../../model/session.js';
-import { openCalls } from '../continued.js';
+import { answeredCalls, openCalls } from '../continued.js';
 import { HashSet } from '../hash-set.js';
 import { recordPartsJson } from '../parts-json.js';
 import type { ParsedSession, Spawn, Warning } from '../types.js';
@@ -274,7 +274,7 @@ export class CodexRollout {
   private unkeptAssistantItems = 0;
   private rollbacks = 0;
   /** In a continued rollout: the calls of the stored tail that were answered already. */
-  private readonly answeredBefore = new Set<string>();
+  private answeredBefore: ReadonlySet<string> = new Set();
   private searches = 0;
   private firstTime: string | undefined;
   private lastTime: string | undefined;
@@ -814,12 +814,10 @@ export class CodexRollout {
     if (state.cwd !== null) rollout.cwd = state.cwd;
     if (state.firstTime !== null) rollout.firstTime = state.firstTime;
     if (state.lastTime !== null) rollout.lastTime = state.lastTime;
+    rollout.answeredBefore = answeredCalls(tail);
     for (const message of tail) {
       for (const part of message.parts)
-        if (part.type === 'tool_call') {
-          rollout.callNames.set(part.id, part.name);
-          if (!part.unanswered) rollout.answeredBefore.add(part.id);
-        }
+        if (part.type === 'tool_call') rollout.callNames.set(part.id, part.name);
       if (state.promptEvents && message.role === 'user' && !message.compaction && !message.injected)
         rollout.prompts.add(message);
     }
@@ -844,11 +842,8 @@ export class CodexRollout {
         else message.injected = true;
       }
     nameResults(messages);
-    markUnanswered(messages);
     // A call answered before the tail stays answered (markUnanswered sees only the tail).
-    for (const message of messages)
-      for (const part of message.parts)
-        if (part.type === 'tool_call' && this.answeredBefore.has(part.id)) delete part.unanswered;
+    markUnanswered(messages, this.answeredBefore);
     assignIds(messages, state.chainFrom);
     const session = this.session(this.ownId);
     if (state.title !== undefined) {

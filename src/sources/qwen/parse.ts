@@ -3,7 +3,7 @@
 import { sessionId } from '../../model/ids.js';
 import type { Message, Part, ToolResult, Usage } from '../../model/session.js';
 import { markUnanswered, nameResults } from '../../model/session.js';
-import { openCalls } from '../continued.js';
+import { answeredCalls, openCalls } from '../continued.js';
 import { HashSet } from '../hash-set.js';
 import type { ParsedSession, Warning } from '../types.js';
 import { contentKey, convertParts } from './parts.js';
@@ -39,7 +39,7 @@ export class QwenChat {
   private uuids: { has(id: string): boolean; add(id: string): void } = new Set<string>();
   private uuidHashes: HashSet | undefined;
   /** In a continued chat: the calls of the stored tail that were answered already. */
-  private readonly answeredBefore = new Set<string>();
+  private answeredBefore: ReadonlySet<string> = new Set();
   private previous: string | null = null;
   /** api_response events since the last model turn: the last one is the next turn's (or summary's) request. */
   private pending: ApiResponseEvent[] = [];
@@ -307,9 +307,7 @@ export class QwenChat {
     if (state.version !== null) chat.version = state.version;
     if (state.firstTime !== null) chat.firstTime = state.firstTime;
     if (state.lastTime !== null) chat.lastTime = state.lastTime;
-    for (const message of tail)
-      for (const part of message.parts)
-        if (part.type === 'tool_call' && !part.unanswered) chat.answeredBefore.add(part.id);
+    chat.answeredBefore = answeredCalls(tail);
     return chat;
   }
 
@@ -328,11 +326,8 @@ export class QwenChat {
     if (this.messages.length === 0 && this.sourceId === undefined)
       return { sessions: [], notes: this.notes() };
     nameResults(this.messages);
-    markUnanswered(this.messages);
     // A call answered before a continued chat's tail stays answered (markUnanswered sees only the tail).
-    for (const message of this.messages)
-      for (const part of message.parts)
-        if (part.type === 'tool_call' && this.answeredBefore.has(part.id)) delete part.unanswered;
+    markUnanswered(this.messages, this.answeredBefore);
     const own = this.sourceId ?? this.fallbackId;
     const session: ParsedSession = {
       id: sessionId('qwen', own),
