@@ -16,7 +16,7 @@
 // shape alone is telling (PEM blocks with any body, vendor prefixes, JWTs).
 import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recommend';
 
-import { type Add, PRIORITY } from './redact/finding.js';
+import { type Add, type Finding, PRIORITY } from './redact/finding.js';
 import { KeywordSet } from './redact/keywords.js';
 
 export { type Add, type Finding, PRIORITY } from './redact/finding.js';
@@ -753,37 +753,84 @@ function assignments(
   mode: (key: string) => 'env' | 'config' | 'loose',
   kind: string,
   spaces = true,
-): Detector {
-  return (text, add) => {
-    for (const m of text.matchAll(pattern)) {
-      const key = m[1] ?? '';
-      if (!isSecretKey(key)) continue;
-      const group = valueGroups.find((g) => m[g] !== undefined);
-      const value = group === undefined ? undefined : m[group];
-      const at = group === undefined ? undefined : m.indices?.[group];
-      if (value === undefined || !at || (!spaces && /\s/.test(value))) continue;
-      if (plausibleSecret(value, key, mode(key))) add(at[0], at[1], kind, PRIORITY.assignment);
+): PartsDetector {
+  return (text, add, parts = secretKeyLines(text)) => {
+    for (const [from, to] of parts) {
+      const part = from === 0 && to === text.length ? text : text.slice(from, to);
+      pattern.lastIndex = 0;
+      for (let m = pattern.exec(part); m !== null; m = pattern.exec(part)) {
+        const key = m[1] ?? '';
+        if (!isSecretKey(key)) continue;
+        const group = valueGroups.find((g) => m?.[g] !== undefined);
+        const value = group === undefined ? undefined : m[group];
+        const at = group === undefined ? undefined : m.indices?.[group];
+        if (value === undefined || !at || (!spaces && /\s/.test(value))) continue;
+        if (plausibleSecret(value, key, mode(key)))
+          add(from + at[0], from + at[1], kind, PRIORITY.assignment);
+      }
     }
   };
 }
 
+/**
+ * Every key isSecretKey accepts holds one of these, in any case (its words are lower-cased pieces of it, and each
+ * accepted last word or suffix contains one).
+ */
+const SECRET_KEY_PART = /pass|pwd|secret|token|credential|key|dsn/gi;
+/** Candidate lines closer than this are scanned as one part (one regex run instead of two). */
+const JOIN_GAP = 512;
+let linedText: string | undefined;
+let lined: [number, number][] = [];
+
+/**
+ * The parts of a text the assignment rules need to read: the lines holding a secret-key word, each with the
+ * newline before and after it, close ones joined. Why it is exact: no assignment pattern matches a newline, so
+ * a scan of the whole text finds in each line what a scan of that line finds with one character of context on
+ * each side (their lookarounds read no further across a newline), and a match whose key holds none of the words
+ * is dropped anyway. Most text of a session is code and tool output without such a line.
+ */
+function secretKeyLines(text: string): [number, number][] {
+  if (text === linedText) return lined;
+  const parts: [number, number][] = [];
+  SECRET_KEY_PART.lastIndex = 0;
+  for (let m = SECRET_KEY_PART.exec(text); m !== null; m = SECRET_KEY_PART.exec(text)) {
+    const lineStart = text.lastIndexOf('\n', m.index);
+    let lineEnd = text.indexOf('\n', m.index);
+    if (lineEnd === -1) lineEnd = text.length;
+    const from = lineStart === -1 ? 0 : lineStart;
+    const to = Math.min(lineEnd + 1, text.length);
+    const last = parts.at(-1);
+    if (last && from - last[1] < JOIN_GAP) last[1] = to;
+    else parts.push([from, to]);
+    SECRET_KEY_PART.lastIndex = to;
+  }
+  linedText = text;
+  lined = parts;
+  return parts;
+}
+
 const envMode = (key: string) => (isEnvName(key) ? 'env' : 'loose');
-const assignmentDetectors: Detector[] = [
-  when(['='], assignments(ENV_LINE, [2, 3, 4, 5], envMode, 'env_secret')),
-  when(
-    ['='],
-    assignments(ENV_INLINE, [2, 3, 4], () => 'env', 'env_secret'),
-  ),
-  when(
-    /["'`]/,
-    assignments(CONFIG_QUOTED, [3], () => 'config', 'config_secret'),
-  ),
-  when([':'], assignments(YAML_LINE, [2], envMode, 'config_secret')),
-  when(
-    ['-'],
-    assignments(CLI_FLAG, [3], () => 'config', 'config_secret'),
-  ),
+/** An assignment rule reads only the given parts of a text (secretKeyLines unless told). */
+type PartsDetector = (text: string, add: Add, parts?: readonly (readonly [number, number])[]) => void;
+const assignmentRules: [gate: string[] | RegExp, PartsDetector][] = [
+  [['='], assignments(ENV_LINE, [2, 3, 4, 5], envMode, 'env_secret')],
+  [['='], assignments(ENV_INLINE, [2, 3, 4], () => 'env', 'env_secret')],
+  [/["'`]/, assignments(CONFIG_QUOTED, [3], () => 'config', 'config_secret')],
+  [[':'], assignments(YAML_LINE, [2], envMode, 'config_secret')],
+  [['-'], assignments(CLI_FLAG, [3], () => 'config', 'config_secret')],
 ];
+const assignmentDetectors: Detector[] = assignmentRules.map(([gate, detect]) => when(gate, detect));
+
+/**
+ * What the assignment rules find in a text, ungated: read by secretKeyLines as export reads it, or (`whole`)
+ * every line, which must come to the same (test/export/redact-lines.test.ts).
+ */
+export function assignmentFindings(text: string, whole = false): Finding[] {
+  const found: Finding[] = [];
+  const add: Add = (start, end, kind, priority) => found.push({ start, end, kind, priority });
+  for (const [, detect] of assignmentRules) detect(text, add, whole ? [[0, text.length]] : undefined);
+  return found;
+}
 
 // --- Emails. Not: inside URL credentials (the url rule's), `git@host:` SSH remotes, `icon@2x.png`, a few
 // machine senders that carry no person (Claude's co-author trailer).

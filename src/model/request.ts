@@ -120,15 +120,20 @@ function canonical(value: unknown): string {
   }
   if (value !== null && typeof value === 'object') {
     let out = '{';
+    let first = true;
     for (const key of Object.keys(value).sort()) {
       const member = (value as Record<string, unknown>)[key];
       if (member === undefined || key === 'cache_control') continue;
-      out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonical(member)}`;
+      // Keys are nearly always plain words, which JSON.stringify would only put in quotes.
+      out += `${first ? '' : ','}${plainKey.test(key) ? `"${key}"` : JSON.stringify(key)}:${canonical(member)}`;
+      first = false;
     }
     return `${out}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
+
+const plainKey = /^[\w$-]*$/;
 
 /** Text the harness writes into a user message: reminders, notifications, command wrappers, compaction summaries. */
 const harnessText =
