@@ -2,6 +2,10 @@
 // automaton). Why: gitleaks gates each of its ~200 rules on keywords; testing them one `includes` at a time
 // would read every text ~300 times, and most texts hold none, so most texts then skip every rule. The search
 // runs on a table of transitions over ASCII built on first use (one array read per character).
+//
+// Every KeywordSet of the process (secretlint's gates, ours, gitleaks', the name hints) shares one automaton
+// over the union of their keywords, and the answer for the last text searched is kept: redaction asks each set
+// about the same text in turn, so the text is read once, not once per set (issue 20: one pre-filter pass).
 
 interface Node {
   next: Map<number, number>;
@@ -12,19 +16,18 @@ interface Node {
 
 const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
 
-export class KeywordSet {
+/** The automaton over the keywords of every set: its own indices, one per distinct lower-cased keyword. */
+class Automaton {
   private readonly nodes: Node[] = [{ next: new Map(), fail: 0, out: [] }];
-  readonly keywords: readonly string[];
   private dense: { delta: Int32Array; hits: Int32Array } | undefined;
+  readonly size: number;
 
   constructor(keywords: readonly string[]) {
-    this.keywords = keywords;
+    this.size = keywords.length;
     keywords.forEach((keyword, index) => {
       let state = 0;
       for (let i = 0; i < keyword.length; i++) {
         const c = lower(keyword.charCodeAt(i));
-        if (c >= 128)
-          throw new Error(`keyword ${JSON.stringify(keyword)}: only ASCII keywords are supported`);
         const node = this.nodes[state] as Node;
         let to = node.next.get(c);
         if (to === undefined) {
@@ -78,12 +81,13 @@ export class KeywordSet {
     return this.dense;
   }
 
-  /** Which keywords (by index) occur in the text. */
-  found(text: string): Set<number> {
-    const found = new Set<number>();
+  /** Which keywords occur in the text: a flag per keyword index. */
+  search(text: string): Uint8Array {
+    const seen = new Uint8Array(this.size);
     const { delta, hits } = this.table();
     const nodes = this.nodes;
     let state = 0;
+    let previous = -1;
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c >= 128) {
@@ -91,8 +95,65 @@ export class KeywordSet {
         continue;
       }
       state = delta[(state << 7) | (c >= 65 && c <= 90 ? c + 32 : c)] as number;
-      if (hits[state] !== 0) for (const k of (nodes[state] as Node).out) found.add(k);
+      // the same state again (`keykeykey`, a long run of one keyword) has nothing new to mark
+      if (hits[state] !== 0 && state !== previous) {
+        for (const k of (nodes[state] as Node).out) seen[k] = 1;
+        previous = state;
+      }
     }
+    return seen;
+  }
+}
+
+/** The keywords of every set made so far (lower-cased, each once) and the automaton over them. */
+const pool: string[] = [];
+const poolIndex = new Map<string, number>();
+let shared: Automaton | undefined;
+let searched: string | undefined;
+let seen: Uint8Array = new Uint8Array(0);
+
+function seenIn(text: string): Uint8Array {
+  if (shared === undefined || shared.size !== pool.length) {
+    shared = new Automaton(pool);
+    searched = undefined;
+  }
+  if (text !== searched) {
+    seen = shared.search(text);
+    searched = text;
+  }
+  return seen;
+}
+
+export class KeywordSet {
+  readonly keywords: readonly string[];
+  /** each keyword's index in the shared pool */
+  private readonly ids: number[];
+
+  constructor(keywords: readonly string[]) {
+    this.keywords = keywords;
+    this.ids = keywords.map((keyword) => {
+      let folded = '';
+      for (let i = 0; i < keyword.length; i++) {
+        const c = lower(keyword.charCodeAt(i));
+        if (c >= 128)
+          throw new Error(`keyword ${JSON.stringify(keyword)}: only ASCII keywords are supported`);
+        folded += String.fromCharCode(c);
+      }
+      let id = poolIndex.get(folded);
+      if (id === undefined) {
+        id = pool.push(folded) - 1;
+        poolIndex.set(folded, id);
+      }
+      return id;
+    });
+  }
+
+  /** Which keywords (by index) occur in the text. */
+  found(text: string): Set<number> {
+    const flags = seenIn(text);
+    const found = new Set<number>();
+    const { ids } = this;
+    for (let k = 0; k < ids.length; k++) if (flags[ids[k] as number] === 1) found.add(k);
     return found;
   }
 }
