@@ -15,7 +15,7 @@
 // `your-api-key`) and paths are left alone, so ordinary code stays readable. Recall over precision where the
 // shape alone is telling (PEM blocks with any body, vendor prefixes, JWTs).
 import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recommend';
-
+import { type Anchored, anchored, matchesOf } from './redact/anchored.js';
 import { type Add, type Finding, PRIORITY } from './redact/finding.js';
 import { KeywordSet } from './redact/keywords.js';
 
@@ -730,9 +730,12 @@ const ENV_LINE = re(
   'dg',
 );
 // An env-style name assigned inline in a command: `OPENAI_API_KEY=sk-… npm start`, `docker run -e TOKEN=…`.
-const ENV_INLINE = re(
-  `(?<=[\\s;&|(\`"'{,])([A-Z][A-Z0-9_]*_[A-Z0-9_]*)=(?:"([^"\\r\\n\\\\]*)"|'([^'\\r\\n\\\\]*)'|([^\\s"'\`\\\\;&|)]+))`,
+const ENV_INLINE_BEFORE = /[\s;&|(`"'{,]/;
+const ENV_INLINE = anchored(
+  /(?<=[\s;&|(`"'{,])/.source,
+  /([A-Z][A-Z0-9_]*_[A-Z0-9_]*)=(?:"([^"\r\n\\]*)"|'([^'\r\n\\]*)'|([^\s"'`\\;&|)]+))/.source,
   'dg',
+  (text, at) => at > 0 && ENV_INLINE_BEFORE.test(text[at - 1] as string),
 );
 // key: "literal" / key = 'literal' / "key": "literal" / key => "literal" (also JSON-escaped quotes); not
 // comparisons (`typeof apiKey === 'function'`)
@@ -744,11 +747,16 @@ const YAML_LINE = re(
   'dg',
 );
 // --password=…, --api-key …, --token "…"
-const CLI_FLAG =
-  /(?<=^|[\s"'])--?([A-Za-z][\w-]{1,40})(?:=|[ \t]+)(["']?)([^\s"'`\\]{3,300})\2(?=$|[\s"'`;&|)]|\\[nr])/dg;
+const CLI_FLAG_BEFORE = /[\s"']/;
+const CLI_FLAG = anchored(
+  /(?<=^|[\s"'])/.source,
+  /--?([A-Za-z][\w-]{1,40})(?:=|[ \t]+)(["']?)([^\s"'`\\]{3,300})\2(?=$|[\s"'`;&|)]|\\[nr])/.source,
+  'dg',
+  (text, at) => at === 0 || CLI_FLAG_BEFORE.test(text[at - 1] as string),
+);
 
 function assignments(
-  pattern: RegExp,
+  pattern: RegExp | Anchored,
   valueGroups: readonly number[],
   mode: (key: string) => 'env' | 'config' | 'loose',
   kind: string,
@@ -757,11 +765,10 @@ function assignments(
   return (text, add, parts = secretKeyLines(text)) => {
     for (const [from, to] of parts) {
       const part = from === 0 && to === text.length ? text : text.slice(from, to);
-      pattern.lastIndex = 0;
-      for (let m = pattern.exec(part); m !== null; m = pattern.exec(part)) {
+      for (const m of pattern instanceof RegExp ? part.matchAll(pattern) : matchesOf(pattern, part)) {
         const key = m[1] ?? '';
         if (!isSecretKey(key)) continue;
-        const group = valueGroups.find((g) => m?.[g] !== undefined);
+        const group = valueGroups.find((g) => m[g] !== undefined);
         const value = group === undefined ? undefined : m[group];
         const at = group === undefined ? undefined : m.indices?.[group];
         if (value === undefined || !at || (!spaces && /\s/.test(value))) continue;

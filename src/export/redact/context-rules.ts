@@ -4,6 +4,7 @@
 // `if (api_key == "…")`), and a bare high-entropy token (pasted in a prompt, printed in an error line). The
 // last one has no context at all, so it is guarded against what looks like a token and is not: hex digests and
 // git SHAs, UUIDs, `sha512-…` integrity strings, base64 of text, identifiers, paths, numbers.
+import { anchored, matchesOf } from './anchored.js';
 import { type Add, PRIORITY } from './finding.js';
 
 /** Shannon entropy in bits per character. */
@@ -52,12 +53,18 @@ export function queryTokens(text: string, add: Add): void {
 
 // `Password=…;` `Pwd=…` `password=… ` `AccountKey=…` in a connection string: after `;`, `,`, `?`, `&`, a space
 // or the start, up to the next separator.
-const CONNECTION =
-  /(?<=^|[;,?&\s"'{(])(?:password|passwd|pwd|accountkey|sharedaccesskey|sharedaccesssignature)\s*=\s*([^;,&\s"'{}()]{3,512})/dgi;
+const CONNECTION_BEFORE = /[;,?&\s"'{(]/;
+const CONNECTION = anchored(
+  /(?<=^|[;,?&\s"'{(])/.source,
+  /(?:password|passwd|pwd|accountkey|sharedaccesskey|sharedaccesssignature)\s*=\s*([^;,&\s"'{}()]{3,512})/
+    .source,
+  'dgi',
+  (text, at) => at === 0 || CONNECTION_BEFORE.test(text[at - 1] as string),
+);
 
 export function connectionPasswords(text: string, add: Add): void {
   if (!/pass|pwd|accountkey|sharedaccess/i.test(text)) return;
-  for (const m of text.matchAll(CONNECTION)) {
+  for (const m of matchesOf(CONNECTION, text)) {
     const value = m[1] ?? '';
     const at = m.indices?.[1];
     if (!at || placeholderValue(value) || value.length < 4) continue;
@@ -91,7 +98,33 @@ export function comparedLiterals(text: string, add: Add): void {
   }
 }
 
-const TOKEN = /(?<![A-Za-z0-9_\-.+/=~])[A-Za-z0-9][A-Za-z0-9_\-.+/=~]{19,254}(?![A-Za-z0-9_\-.+/=~])/g;
+/** The characters of a token: letters, digits and `_-.+/=~`. */
+const TOKEN_CHAR = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~')
+  TOKEN_CHAR[c.charCodeAt(0)] = 1;
+const isAlnum = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/**
+ * The candidate tokens of a text: each whole run of token characters 20–255 long that starts with a letter or a
+ * digit, as [start, end) pairs. That is what /(?<![T])[A-Za-z0-9][T]{19,254}(?![T])/g matches (T the token
+ * characters): the lookbehind puts a match at the start of a run, the lookahead at its end. A loop over the
+ * characters is faster than that regex, which is tried at every character.
+ */
+export function tokenRuns(text: string): number[] {
+  const runs: number[] = [];
+  let start = -1;
+  for (let i = 0, n = text.length; i <= n; i++) {
+    const c = i < n ? text.charCodeAt(i) : 0;
+    if (c < 128 && TOKEN_CHAR[c] === 1) {
+      if (start === -1) start = i;
+    } else if (start !== -1) {
+      const length = i - start;
+      if (length >= 20 && length <= 255 && isAlnum(text.charCodeAt(start))) runs.push(start, i);
+      start = -1;
+    }
+  }
+  return runs;
+}
 
 /** Whether a context-free string is random enough, and not one of the usual look-alikes, to be a token. */
 export function bareToken(s: string): boolean {
@@ -132,10 +165,11 @@ export function bareToken(s: string): boolean {
 
 /** A bare token: a random-looking string of 20+ token characters with no context (last-resort rule). */
 export function bareTokens(text: string, add: Add): void {
-  for (const m of text.matchAll(TOKEN)) {
-    const token = m[0];
+  const runs = tokenRuns(text);
+  for (let r = 0; r < runs.length; r += 2) {
+    const start = runs[r] as number;
+    const token = text.slice(start, runs[r + 1]);
     if (!bareToken(token)) continue;
-    const start = m.index ?? 0;
     add(start, start + token.replace(/[.]+$/, '').length, 'token', PRIORITY.bare);
   }
 }

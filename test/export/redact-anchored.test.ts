@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error plain .mjs module of the benchmark, no types
+import { placeCorpus, strings } from '../../bench/redact/place.mjs';
+import { ANCHORED, matchesOf } from '../../src/export/redact/anchored.js';
+import { tokenRuns } from '../../src/export/redact/context-rules.js';
+import { viewsOf } from '../../src/export/redact/views.js';
+import '../../src/export/redact.js';
+
+// Patterns whose leading lookbehind is checked in code, and the bare-token scan written as a loop (issue 21:
+// a regex that starts with a lookbehind is tried at every character). Each must find what the regex it stands
+// for finds — the same matches, groups and indices — on every view of every text of the redaction corpus, on
+// edge cases, and on random texts made of the characters the patterns care about.
+
+const corpus = JSON.parse(readFileSync(new URL('../fixtures/secrets/corpus.json', import.meta.url), 'utf8'));
+
+function texts(): string[] {
+  const out: string[] = [];
+  for (const { session } of placeCorpus(corpus) as {
+    session: { prompt: string; steps: { calls: { input: unknown; result: string }[] }[] };
+  }[]) {
+    out.push(session.prompt);
+    for (const step of session.steps)
+      for (const call of step.calls) out.push(...(strings(call.input) as string[]), call.result);
+  }
+  return out.flatMap((text) => viewsOf(text).map((view) => view.text));
+}
+
+function random(n: number): string[] {
+  const alphabet = 'aZ9_$-.=:;,?&"\'`{(/+~ \t\n\\xpasswordPWDkeyTOKEN_API--token=Secret ';
+  let seed = 11;
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    let text = '';
+    for (let j = 0, len = Math.floor(next() * 120); j < len; j++) {
+      // runs of one kind of character, so that long tokens and identifiers occur
+      const piece = alphabet[Math.floor(next() * alphabet.length)] as string;
+      text += next() < 0.1 ? piece.repeat(Math.floor(next() * 40)) : piece;
+    }
+    out.push(text);
+  }
+  return out;
+}
+
+const edges = [
+  '',
+  'password=hunter2pass',
+  'xpassword=hunter2pass;pwd=Zq8mLp2vRw',
+  'apikey: 9f8e7d6c5b4a3210ffee; my_api_key = "9f8e7d6c5b4a3210ffee"',
+  '$apiKey: "x9f8e7d6c5b4"; 1apiKey: "x9f8e7d6c5b4"',
+  'FOO_KEY=abc A_B=c aFOO_KEY=abc (MY_TOKEN=abc123def)',
+  'run --token abc123def456 -p x--password=abcdef123',
+  `${'a'.repeat(300)} ${'b1'.repeat(10)} -${'c'.repeat(30)} ${'Z'.repeat(255)} ${'Y'.repeat(256)}`,
+];
+
+const describeMatch = (m: RegExpExecArray) => ({ index: m.index, groups: [...m], indices: m.indices });
+
+describe('patterns with their lookbehind checked in code', () => {
+  const all = [...texts(), ...edges, ...random(3000)];
+
+  it('find what the pattern with its lookbehind finds', () => {
+    expect(ANCHORED.length).toBeGreaterThanOrEqual(3);
+    const differing: { lookbehind: string; text: string }[] = [];
+    let matches = 0;
+    for (const a of ANCHORED) {
+      const oracle = new RegExp(a.lookbehind + a.source, a.flags);
+      for (const text of all) {
+        const fast = [...matchesOf(a, text)].map(describeMatch);
+        matches += fast.length;
+        const slow = [...text.matchAll(oracle)].map(describeMatch);
+        if (JSON.stringify(fast) !== JSON.stringify(slow))
+          differing.push({ lookbehind: a.lookbehind, text: text.slice(0, 160) });
+      }
+    }
+    expect(differing.slice(0, 5)).toEqual([]);
+    expect(matches).toBeGreaterThan(300);
+  });
+
+  it('bare-token runs are the matches of the token regex', () => {
+    const TOKEN = /(?<![A-Za-z0-9_\-.+/=~])[A-Za-z0-9][A-Za-z0-9_\-.+/=~]{19,254}(?![A-Za-z0-9_\-.+/=~])/g;
+    const differing: string[] = [];
+    let runs = 0;
+    for (const text of all) {
+      const fast = tokenRuns(text);
+      runs += fast.length / 2;
+      const slow = [...text.matchAll(TOKEN)].flatMap((m) => [m.index, m.index + m[0].length]);
+      if (JSON.stringify(fast) !== JSON.stringify(slow)) differing.push(text.slice(0, 160));
+    }
+    expect(differing.slice(0, 5)).toEqual([]);
+    expect(runs).toBeGreaterThan(1000);
+  });
+});
