@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain .mjs module of the benchmark, no types
 import { placeCorpus, strings } from '../../bench/redact/place.mjs';
 import { ANCHORED, matchesOf } from '../../src/export/redact/anchored.js';
-import { tokenRuns } from '../../src/export/redact/context-rules.js';
+import { LONE_HEX, loneHexMatches, tokenRuns } from '../../src/export/redact/context-rules.js';
 import { viewsOf } from '../../src/export/redact/views.js';
 import '../../src/export/redact.js';
 
@@ -26,8 +26,10 @@ function texts(): string[] {
   return out.flatMap((text) => viewsOf(text).map((view) => view.text));
 }
 
-function random(n: number): string[] {
-  const alphabet = 'aZ9_$-.=:;,?&"\'`{(/+~ \t\n\\xpasswordPWDkeyTOKEN_API--token=Secret ';
+function random(
+  n: number,
+  alphabet = 'aZ9_$-.=:;,?&"\'`{(/+~ \t\n\\xpasswordPWDkeyTOKEN_API--token=Secret ',
+): string[] {
   let seed = 11;
   const next = () => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -92,5 +94,25 @@ describe('patterns with their lookbehind checked in code', () => {
     }
     expect(differing.slice(0, 5)).toEqual([]);
     expect(runs).toBeGreaterThan(1000);
+  });
+
+  it('lone hex keys are found where the regex with its lookbehind finds them', () => {
+    const hex = random(3000, '0123456789abcdefABCDEF0123456789abcdef \t\n\n\r');
+    const edges = [
+      '9f8e7d6c5b4a32109f8e7d6c5b4a3210',
+      '\n\n\n9f8e7d6c5b4a32109f8e7d6c5b4a3210\n\n',
+      ' \n9f8e7d6c5b4a32109f8e7d6c5b4a3210\r\n \r\nnext',
+      'a\n\t\n  9f8e7d6c5b4a32109f8e7d6c5b4a3210  \n\n9f8e7d6c5b4a32109f8e7d6c5b4a3211\n',
+    ];
+    const differing: string[] = [];
+    let found = 0;
+    for (const text of [...all, ...hex, ...edges]) {
+      const fast = [...loneHexMatches(text)].map(describeMatch);
+      found += fast.length;
+      if (JSON.stringify(fast) !== JSON.stringify([...text.matchAll(LONE_HEX)].map(describeMatch)))
+        differing.push(text.slice(0, 160));
+    }
+    expect(differing.slice(0, 5)).toEqual([]);
+    expect(found).toBeGreaterThan(50);
   });
 });

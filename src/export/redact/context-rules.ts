@@ -219,12 +219,46 @@ export function nearSecretWords(text: string, add: Add): void {
 // A line holding one hex string and nothing else, as a paragraph of its own (a pasted key, `openssl rand -hex`,
 // a file with only the key in it). Not 40 characters: that is a git SHA (`git rev-parse HEAD`); lists of hashes
 // (`docker ps -q --no-trunc`) are not paragraphs of one line.
-const LONE_HEX = /(?<=^|\n[ \t]*\n|^[ \t]*\n)[ \t]*([0-9a-fA-F]{24,128})[ \t]*(?=\r?\n[ \t]*\r?\n|\r?\n?$)/dg;
+/** The regex a lone hex key is: its lookbehind (a paragraph starts here) is searched for apart, below. */
+export const LONE_HEX_PARAGRAPH = /(?<=^|\n[ \t]*\n|^[ \t]*\n)/.source;
+const LONE_HEX_BODY = /[ \t]*([0-9a-fA-F]{24,128})[ \t]*(?=\r?\n[ \t]*\r?\n|\r?\n?$)/;
+export const LONE_HEX = new RegExp(LONE_HEX_PARAGRAPH + LONE_HEX_BODY.source, 'dg');
+const LONE_HEX_AT = new RegExp(LONE_HEX_BODY.source, 'dy');
+const BLANK_LINE = /\n[ \t]*\n/g;
+const FIRST_LINE_BLANK = /^[ \t]*\n/;
+
+/**
+ * What `text.matchAll(LONE_HEX)` finds, tried only where a paragraph starts: at the text's start, after a blank
+ * line, after a blank first line. The lookbehind first made the regex try every character of every text.
+ */
+export function* loneHexMatches(text: string): Generator<RegExpExecArray> {
+  const starts = [0];
+  const first = FIRST_LINE_BLANK.exec(text);
+  if (first) starts.push(first[0].length);
+  let done = 0;
+  const tryAt = function* (at: number): Generator<RegExpExecArray> {
+    if (at < done) return;
+    LONE_HEX_AT.lastIndex = at;
+    const m = LONE_HEX_AT.exec(text);
+    if (m) {
+      done = at + m[0].length;
+      yield m;
+    }
+  };
+  for (const at of starts.sort((a, b) => a - b)) yield* tryAt(at);
+  BLANK_LINE.lastIndex = 0;
+  for (let m = BLANK_LINE.exec(text); m !== null; m = BLANK_LINE.exec(text)) {
+    const at = m.index + m[0].length;
+    // the newline that ends this blank line may start the next one (`\n\n\n`)
+    BLANK_LINE.lastIndex = at - 1;
+    yield* tryAt(at);
+  }
+}
 
 /** A lone hex key: its own paragraph, 24–128 hex digits with letters and digits, not a 40-digit SHA. */
 export function loneHexKeys(text: string, add: Add): void {
   if (text.length > 100_000) return;
-  for (const m of text.matchAll(LONE_HEX)) {
+  for (const m of loneHexMatches(text)) {
     const value = m[1] ?? '';
     const at = m.indices?.[1];
     if (!at || value.length === 40) continue;
