@@ -1,10 +1,11 @@
 import type { Statement } from 'better-sqlite3';
-import { contentHash, fieldsHash } from '../model/canonical-json.js';
+import { contentHash, fieldsHash, sameJson } from '../model/canonical-json.js';
 import { sessionId } from '../model/ids.js';
 import {
   type MessageOrigin,
   type RequestLog,
   type RequestRecord,
+  type RequestShape,
   resolveRequests,
   type TurnRequest,
   type WireMessage,
@@ -122,6 +123,8 @@ function logHash(
 export class SessionStore {
   /** Each statement is prepared once per store and reused. */
   private readonly sql: (text: string) => Statement;
+  /** The last shapes stored, by the agent's shape hash: their values and body digest (see insertShapes). */
+  private readonly shapes = new Map<string, { shape: RequestShape; digest: string }>();
 
   constructor(db: Db) {
     this.sql = statementCache(db);
@@ -366,13 +369,24 @@ export class SessionStore {
     // OR IGNORE rather than a set of digests already written: a transaction rolled back would leave the set
     // naming bodies that are not there.
     const body = this.sql('INSERT OR IGNORE INTO shape_bodies (digest, system, tools) VALUES (?, ?, ?)');
+    const present = this.sql('SELECT 1 FROM shape_bodies WHERE digest = ?').pluck();
     for (const [hash, s] of entries) {
       if (stored.has(hash)) continue;
+      // Most sessions of a project offer the same system and tools: a shape equal to one stored in this process
+      // (same values, same key order, so the same JSON) has its digest, and its body is not serialised again
+      // while it is still there.
+      const known = this.shapes.get(hash);
+      if (known && sameJson(known.shape, s) && present.get(known.digest) !== undefined) {
+        shape.run(id, hash, known.digest);
+        continue;
+      }
       const system = JSON.stringify(s.system);
       const tools = JSON.stringify(s.tools);
       const digest = fieldsHash([system, tools]);
       body.run(digest, system, tools);
       shape.run(id, hash, digest);
+      if (this.shapes.size >= 64) this.shapes.delete(this.shapes.keys().next().value as string);
+      this.shapes.set(hash, { shape: s, digest });
     }
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, contentHash, fieldsHash } from '../../src/model/canonical-json.js';
+import { canonicalJson, contentHash, fieldsHash, sameJson } from '../../src/model/canonical-json.js';
 import { sessionId, shortId } from '../../src/model/ids.js';
 
 describe('canonical JSON', () => {
@@ -37,5 +37,42 @@ describe('session ids', () => {
     // Pinned: ids are stored and shown to users, so the derivation must never change silently.
     expect(sessionId('claude-code', '11111111-1111-4111-8111-111111111111')).toBe('c43954faa8eed98c989bf4f4');
     expect(shortId('0123456789abcdef')).toBe('01234567');
+  });
+});
+
+describe('sameJson', () => {
+  it('is true exactly when JSON.stringify gives the same text, on values parsed from JSON', () => {
+    const values = [
+      '{"a":1,"b":[1,2,{"c":"x"}]}',
+      '{"b":[1,2,{"c":"x"}],"a":1}',
+      '{"a":1,"b":[1,2,{"c":"y"}]}',
+      '{"a":1,"b":[1,2,{"c":"x"}],"d":null}',
+      '{"a":1,"b":[1,2]}',
+      '[1,2,{"c":"x"}]',
+      '{"0":1}',
+      '[1]',
+      '"1"',
+      '1',
+      'null',
+      '{}',
+      '[]',
+      '{"a":{}}',
+      '{"a":[]}',
+      '{"a":true}',
+      '{"a":"true"}',
+    ];
+    for (const x of values)
+      for (const y of values) {
+        const [a, b] = [JSON.parse(x), JSON.parse(y)];
+        expect({ x, y, same: sameJson(a, b) }).toEqual({
+          x,
+          y,
+          same: JSON.stringify(a) === JSON.stringify(b),
+        });
+      }
+  });
+
+  it('is false when unsure: a member set to undefined', () => {
+    expect(sameJson({ a: 1, b: undefined }, { a: 1 })).toBe(false);
   });
 });

@@ -112,6 +112,41 @@ describe('request shapes shared between sessions', () => {
     }
   });
 
+  it('stores a shape that has another one’s hash but not its content as its own body', () => {
+    // Two sessions in one ingest, the second's shape edited under the same shape hash (a corrupt or tampered
+    // log): the body of the first, kept in memory to skip serialising it again, must not be reused for it.
+    const shared = tempStore();
+    try {
+      const fileA = join(shared.dir, `${a}.jsonl`);
+      const fileB = join(shared.dir, `${b}.jsonl`);
+      writeFileSync(fileA, readFileSync(join(projects, `${a}.jsonl`)));
+      const edited = readFileSync(join(projects, `${b}.jsonl`), 'utf8')
+        .split('\n')
+        .map((line) =>
+          line.startsWith('{"type":"api-request-shape"')
+            ? line.replace('"You are a Claude agent', '"You are an edited Claude agent')
+            : line,
+        )
+        .join('\n');
+      expect(edited).toContain('You are an edited Claude agent');
+      writeFileSync(fileB, edited);
+      ingest(shared.db, [fileA, fileB]);
+      expect(bodies(shared.db)).toBe(2);
+      const systems = shared.db
+        .prepare(
+          `SELECT s.session_id, b.system FROM request_shapes s JOIN shape_bodies b USING (digest)
+           JOIN sessions ON sessions.id = s.session_id ORDER BY sessions.source_id`,
+        )
+        .all() as { system: string }[];
+      expect(systems.map((row) => row.system.includes('You are an edited Claude agent'))).toEqual([
+        false,
+        true,
+      ]);
+    } finally {
+      shared.close();
+    }
+  });
+
   it('moves the bodies of a store made before m009_shared_shape_bodies, every request still exact', () => {
     // The store as the current version writes it, copied into one that has only the migrations before m009,
     // with each shape's body back in its request_shapes row as that version stored it.
