@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /**
  * JSON with object keys sorted at every depth, so two values that differ only in key order serialize alike.
@@ -23,7 +23,7 @@ function sortKeys(value: unknown): unknown {
 }
 
 export function sha256(text: string | Uint8Array): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /** Content hash of any JSON value, independent of key order. */

@@ -2,7 +2,7 @@
 // records into its transcript). Everything here is in the agent's own wire form (Anthropic Messages API), not in
 // our normalized Message shape: the point is to be able to send the identical request again. Pure: no I/O.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { OutputBlock } from './session.js';
 
 /** One content block as the API takes it (text, thinking, tool_use, tool_result, image, …), kept verbatim. */
@@ -103,9 +103,8 @@ export interface TurnRequest {
 export function messageHash(message: WireMessage): string {
   const content =
     typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-  return createHash('sha256')
-    .update(canonical({ ...message, content }))
-    .digest('hex');
+  // the one-shot hash: a Hash object per message cost more than hashing most of them
+  return hash('sha256', canonical({ ...message, content }), 'hex');
 }
 
 function canonical(value: unknown): string {
