@@ -3,7 +3,7 @@
 import { isHarnessText, type TurnRequest } from '../model/request.js';
 import { type Message, outputText, type Part, type Session, type ToolCall } from '../model/session.js';
 import { type Turn, turns } from '../model/turns.js';
-import { toolsFor } from '../replay/catalogue/index.js';
+import { sharedToolsFor } from '../replay/catalogue/index.js';
 import type { ToolSpec } from '../replay/catalogue/types.js';
 import { type ChatMessage, chatText } from '../replay/chat.js';
 import { hasShape } from '../replay/context.js';
@@ -149,7 +149,7 @@ function recordedTools(request: TurnRequest | undefined): SampleTool[] | undefin
 }
 
 function toolsOf(session: Session): SampleTool[] {
-  return sampleTools(toolsFor(session));
+  return sampleTools(sharedToolsFor(session));
 }
 
 function sampleTools(specs: readonly ToolSpec[]): SampleTool[] {

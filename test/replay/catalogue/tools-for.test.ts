@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentId, Message, Session, ToolCall } from '../../../src/model/session.js';
-import { catalogue, isReadOnly, toolListOf, toolsFor } from '../../../src/replay/catalogue/index.js';
+import {
+  catalogue,
+  isReadOnly,
+  sharedToolsFor,
+  toolListOf,
+  toolsFor,
+} from '../../../src/replay/catalogue/index.js';
 
 function call(name: string, input: unknown, id = name): ToolCall {
   return { type: 'tool_call', id, name, input };
@@ -119,6 +125,23 @@ describe('toolsFor', () => {
       const second = toolsFor(session(agent, []));
       expect(second[0]).not.toBe(spec);
       expect(second).toEqual(toolListOf(session(agent, [])).tools);
+    }
+  });
+
+  it('shares the same specs read-only where the caller only reads them (sharedToolsFor), equal to the copies', () => {
+    const calls = [
+      [call('mcp__github__create_issue', { title: 'x' }, 'c1'), call('Read', { file_path: '/a' })],
+      [call('spawn_agent', { message: 'go' }, 'c2')],
+    ];
+    for (const agent of ['claude-code', 'codex', 'opencode', 'gemini', 'qwen', 'docker-agent'] as const) {
+      const shared = sharedToolsFor(session(agent, calls));
+      expect(shared).toEqual(toolsFor(session(agent, calls)));
+      const listed = toolListOf(session(agent, calls)).tools;
+      expect(shared[0]).toBe(listed[0]);
+      // a change would reach every later caller: it throws instead
+      expect(() => {
+        (shared[0] as { description: string }).description = 'changed';
+      }).toThrow(TypeError);
     }
   });
 
