@@ -1,10 +1,16 @@
 // The gates as a user sets them: options on `replay` and `runs check`, and a file committed with the sessions
 // (`--gates replay-history.toml`, or JSON), the options winning over the file. A share takes 0.95 or 95%.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { Command } from 'commander';
-import { parse as parseToml } from 'smol-toml';
 import { type GateName, type Gates, gateOptions } from '../replay/gates.js';
 import { UserError } from './errors.js';
+
+/** smol-toml's one-file CommonJS build, loaded when a TOML file is read (its ESM build is nine modules). */
+function parseToml(text: string): unknown {
+  const toml = createRequire(import.meta.url)('smol-toml') as typeof import('smol-toml');
+  return toml.parse(text);
+}
 
 /** The options as commander gives them. */
 export interface GateFlags {

@@ -1,9 +1,11 @@
 import { type Command, Option } from 'commander';
-import { claudeCodeVersion } from '../../drivers/claude-code/environment.js';
-import { codexVersion } from '../../drivers/codex/environment.js';
-import { geminiVersion } from '../../drivers/gemini/environment.js';
-import { opencodeVersion } from '../../drivers/opencode/environment.js';
-import { qwenVersion } from '../../drivers/qwen/environment.js';
+import {
+  claudeCodeVersion,
+  codexVersion,
+  geminiVersion,
+  opencodeVersion,
+  qwenVersion,
+} from '../../drivers/versions.js';
 import { openDb } from '../../store/db.js';
 import type { Driver } from '../../store/runs.js';
 import { UserError } from '../errors.js';

@@ -17,8 +17,7 @@ import { mcpConfig, type StandInTool, standInScript } from './mcp.js';
 
 export { orphanExitCode, watchdogScript } from '../common/watchdog.js';
 
-/** The version the driver is tested with (the pinned devDependency). */
-export const claudeCodeVersion = '2.1.328';
+export { claudeCodeVersion } from '../versions.js';
 
 export const treePrefix = 'replay-claude-';
 

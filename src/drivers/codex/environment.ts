@@ -16,8 +16,7 @@ import { join } from 'node:path';
 import { watchdogScript } from '../common/watchdog.js';
 import { makePrivateTree } from '../opencode/environment.js';
 
-/** The version the driver is tested with (the pinned devDependency). */
-export const codexVersion = '0.169.0';
+export { codexVersion } from '../versions.js';
 
 export const treePrefix = 'replay-codex-';
 

@@ -22,8 +22,7 @@ import type { HeadlessEnvironment } from '../common/headless.js';
 import { makePrivateTree } from '../opencode/environment.js';
 import { watchdogScript } from '../qwen/watchdog.js';
 
-/** The version the driver is tested with (the pinned devDependency). */
-export const geminiVersion = '0.61.0';
+export { geminiVersion } from '../versions.js';
 
 export const treePrefix = 'replay-gemini-';
 

@@ -18,6 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
 import { alive } from '../../verify/check.js';
+import { opencodeVersion } from '../versions.js';
 import {
   answersSocketEnv,
   answersUrlEnv,
@@ -29,8 +30,7 @@ import {
   providerId,
 } from './plugin.js';
 
-/** The opencode version the plugin and the dependency stubs are written for. */
-export const opencodeVersion = '1.18.33';
+export { opencodeVersion };
 
 /**
  * What opencode must not do in a replay (or a test's recording): read the project's config (its plugins and MCP

@@ -21,8 +21,7 @@ import { join } from 'node:path';
 import { makePrivateTree } from '../opencode/environment.js';
 import { watchdogScript } from './watchdog.js';
 
-/** The version the driver is tested with (the pinned devDependency). */
-export const qwenVersion = '0.24.4';
+export { qwenVersion } from '../versions.js';
 
 export const treePrefix = 'replay-qwen-';
 
