@@ -22,7 +22,7 @@ import { formatRunHtml } from '../report-html.js';
 import type { ReplayOptions } from './replay.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
 import { type DriverOption, drivers, type StoredOptions } from './replay-drivers.js';
-import { formatFigures, runJson } from './runs.js';
+import { formatFigures, runJson } from './runs-action.js';
 import { resolveTargets } from './targets.js';
 
 /** Signals that stop a replay the way Ctrl-C does. */
