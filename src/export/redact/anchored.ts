@@ -1,11 +1,11 @@
-// Patterns whose leading lookbehind is checked in code. A regex that begins with a lookbehind (`(?<![\w$])key…`,
-// `(?<=^|[\s"'])--flag`) is tried at every character of the text: irregexp cannot skip ahead to what the match
-// must start with. Without it, the engine finds the few candidates quickly and a one-character test stands for
-// the assertion. Exact: a candidate that fails the test resumes the search one character later, as the
-// lookbehind's failure would have (test/export/redact-anchored.test.ts compares both on the redaction corpus).
-// Only where the rest of the pattern starts with something rare (`--`, `password`, `AWS_`-like names): a
-// lookbehind that stops a lazy identifier at once inside every word (`(?<![\w$])key…`) is cheaper than the
-// candidates it would let through, and stays in the regex (measured: 170 → 300 ms when taken out).
+// Patterns whose leading lookbehind is checked in code. A regex that begins with a lookbehind (`(?<=^|[\s"'])--flag`,
+// `(?<=^|[;,?&\s"'{(])password=…`) is tried at every character of the text: irregexp cannot skip ahead to what
+// the match must start with. Without it, the engine finds the few candidates quickly and a one-character test
+// stands for the assertion. Exact: a candidate that fails the test resumes the search one character later, as
+// the lookbehind's failure would have (test/export/redact-anchored.test.ts compares both on the redaction corpus).
+// Only where the rest of the pattern starts with something rare (`--`, `password`, an env name and `=`): where
+// the lookbehind is what stops a lazy identifier at once inside every word (`(?<![\w$])` before `key: "…"`), it
+// is cheaper than the candidates it would let through and stays in the regex (measured: 170 → 300 ms without).
 
 export interface Anchored {
   /** The lookbehind the check stands for, as regex source: what the pattern means (and the tests' oracle). */
@@ -50,7 +50,3 @@ export function* matchesOf(a: Anchored, text: string): Generator<RegExpExecArray
     pattern.lastIndex = next;
   }
 }
-
-/** One-character tests for the usual lookbehinds. */
-export const isWordChar = (code: number) =>
-  (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;

@@ -219,9 +219,10 @@ export function nearSecretWords(text: string, add: Add): void {
 // A line holding one hex string and nothing else, as a paragraph of its own (a pasted key, `openssl rand -hex`,
 // a file with only the key in it). Not 40 characters: that is a git SHA (`git rev-parse HEAD`); lists of hashes
 // (`docker ps -q --no-trunc`) are not paragraphs of one line.
-/** The regex a lone hex key is: its lookbehind (a paragraph starts here) is searched for apart, below. */
-export const LONE_HEX_PARAGRAPH = /(?<=^|\n[ \t]*\n|^[ \t]*\n)/.source;
+/** Where a lone hex key may start: where a paragraph does (searched for apart, in loneHexMatches). */
+const LONE_HEX_PARAGRAPH = /(?<=^|\n[ \t]*\n|^[ \t]*\n)/.source;
 const LONE_HEX_BODY = /[ \t]*([0-9a-fA-F]{24,128})[ \t]*(?=\r?\n[ \t]*\r?\n|\r?\n?$)/;
+/** A lone hex key as one regex: what loneHexMatches finds (its definition, and the tests' oracle). */
 export const LONE_HEX = new RegExp(LONE_HEX_PARAGRAPH + LONE_HEX_BODY.source, 'dg');
 const LONE_HEX_AT = new RegExp(LONE_HEX_BODY.source, 'dy');
 const BLANK_LINE = /\n[ \t]*\n/g;
@@ -245,7 +246,7 @@ export function* loneHexMatches(text: string): Generator<RegExpExecArray> {
       yield m;
     }
   };
-  for (const at of starts.sort((a, b) => a - b)) yield* tryAt(at);
+  for (const at of starts) yield* tryAt(at);
   BLANK_LINE.lastIndex = 0;
   for (let m = BLANK_LINE.exec(text); m !== null; m = BLANK_LINE.exec(text)) {
     const at = m.index + m[0].length;
