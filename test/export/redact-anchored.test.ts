@@ -1,30 +1,16 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error plain .mjs module of the benchmark, no types
-import { placeCorpus, strings } from '../../bench/redact/place.mjs';
 import { ANCHORED, matchesOf } from '../../src/export/redact/anchored.js';
 import { LONE_HEX, loneHexMatches, tokenRuns } from '../../src/export/redact/context-rules.js';
 import { viewsOf } from '../../src/export/redact/views.js';
 import '../../src/export/redact.js';
+import { corpusTexts } from '../helpers/secret-corpus.js';
 
 // Patterns whose leading lookbehind is checked in code, and the bare-token scan written as a loop (issue 21:
 // a regex that starts with a lookbehind is tried at every character). Each must find what the regex it stands
 // for finds — the same matches, groups and indices — on every view of every text of the redaction corpus, on
 // edge cases, and on random texts made of the characters the patterns care about.
 
-const corpus = JSON.parse(readFileSync(new URL('../fixtures/secrets/corpus.json', import.meta.url), 'utf8'));
-
-function texts(): string[] {
-  const out: string[] = [];
-  for (const { session } of placeCorpus(corpus) as {
-    session: { prompt: string; steps: { calls: { input: unknown; result: string }[] }[] };
-  }[]) {
-    out.push(session.prompt);
-    for (const step of session.steps)
-      for (const call of step.calls) out.push(...(strings(call.input) as string[]), call.result);
-  }
-  return out.flatMap((text) => viewsOf(text).map((view) => view.text));
-}
+const texts = () => corpusTexts().flatMap((text) => viewsOf(text).map((view) => view.text));
 
 function random(
   n: number,

@@ -1,27 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error plain .mjs module of the benchmark, no types
-import { placeCorpus, strings } from '../../bench/redact/place.mjs';
 import { viewsOf } from '../../src/export/redact/views.js';
 import { assignmentFindings } from '../../src/export/rules.js';
+import { corpusTexts } from '../helpers/secret-corpus.js';
 
 // The assignment rules (`.env` lines, `key: "value"`, YAML, CLI flags) read only the lines of a text that hold a
 // secret-key word (issue 21: most of an export's text is code and tool output without one). That must find
 // exactly what reading every line finds, on every view of every text redaction reads.
 
-const corpus = JSON.parse(readFileSync(new URL('../fixtures/secrets/corpus.json', import.meta.url), 'utf8'));
-
-function texts(): string[] {
-  const out: string[] = [];
-  for (const { session } of placeCorpus(corpus) as {
-    session: { prompt: string; steps: { calls: { input: unknown; result: string }[] }[] };
-  }[]) {
-    out.push(session.prompt);
-    for (const step of session.steps)
-      for (const call of step.calls) out.push(...(strings(call.input) as string[]), call.result);
-  }
-  return out;
-}
+const texts = corpusTexts;
 
 const edges = [
   'API_KEY=sk-live-4f9a8b7c6d5e4f3a2b1c',
