@@ -730,12 +730,11 @@ const ENV_LINE = re(
   'dg',
 );
 // An env-style name assigned inline in a command: `OPENAI_API_KEY=sk-… npm start`, `docker run -e TOKEN=…`.
-const ENV_INLINE_BEFORE = /[\s;&|(`"'{,]/;
-const ENV_INLINE = anchored(
-  /(?<=[\s;&|(`"'{,])/.source,
-  /([A-Z][A-Z0-9_]*_[A-Z0-9_]*)=(?:"([^"\r\n\\]*)"|'([^'\r\n\\]*)'|([^\s"'`\\;&|)]+))/.source,
+// (Not an anchored pattern: without its lookbehind, every position inside a long run of capitals and digits
+// would scan the rest of the run for a `_`, quadratic in the run.)
+const ENV_INLINE = re(
+  `(?<=[\\s;&|(\`"'{,])([A-Z][A-Z0-9_]*_[A-Z0-9_]*)=(?:"([^"\\r\\n\\\\]*)"|'([^'\\r\\n\\\\]*)'|([^\\s"'\`\\\\;&|)]+))`,
   'dg',
-  (text, at) => at > 0 && ENV_INLINE_BEFORE.test(text[at - 1] as string),
 );
 // key: "literal" / key = 'literal' / "key": "literal" / key => "literal" (also JSON-escaped quotes); not
 // comparisons (`typeof apiKey === 'function'`)

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ANCHORED, matchesOf } from '../../src/export/redact/anchored.js';
 import { LONE_HEX, loneHexMatches, tokenRuns } from '../../src/export/redact/context-rules.js';
 import { viewsOf } from '../../src/export/redact/views.js';
-import '../../src/export/redact.js';
+import { Redactor } from '../../src/export/redact.js';
 import { corpusTexts } from '../helpers/secret-corpus.js';
 
 // Patterns whose leading lookbehind is checked in code, and the bare-token scan written as a loop (issue 21:
@@ -51,7 +51,7 @@ describe('patterns with their lookbehind checked in code', () => {
   const all = [...texts(), ...edges, ...random(3000)];
 
   it('find what the pattern with its lookbehind finds', () => {
-    expect(ANCHORED.length).toBeGreaterThanOrEqual(3);
+    expect(ANCHORED.length).toBeGreaterThanOrEqual(2);
     const differing: { lookbehind: string; text: string }[] = [];
     let matches = 0;
     for (const a of ANCHORED) {
@@ -65,7 +65,7 @@ describe('patterns with their lookbehind checked in code', () => {
       }
     }
     expect(differing.slice(0, 5)).toEqual([]);
-    expect(matches).toBeGreaterThan(300);
+    expect(matches).toBeGreaterThan(100);
   });
 
   it('bare-token runs are the matches of the token regex', () => {
@@ -100,5 +100,24 @@ describe('patterns with their lookbehind checked in code', () => {
     }
     expect(differing.slice(0, 5)).toEqual([]);
     expect(found).toBeGreaterThan(50);
+  });
+
+  // A lookbehind taken out can let a pattern start inside every run it used to reject at once; if the rest of the
+  // pattern then scans the run, redaction turns quadratic (the inline env rule did: 15 s for one 200,000-character
+  // line of capitals and digits). Linear, all of these take well under a second; quadratic, minutes.
+  it('redacts long runs of one kind of character in linear time', { timeout: 20_000 }, () => {
+    const n = 300_000;
+    const texts = [
+      `KEY ${'A1'.repeat(n / 2)}=x\n`,
+      `x${'AB'.repeat(n / 2)}_C=secret123 KEY`,
+      `token ${'-a'.repeat(n / 2)} --token=${'b'.repeat(10)}`,
+      `password${' '.repeat(n)}=hunter2 key`,
+      `${'a1B2'.repeat(n / 4)} key: "x"`,
+      `${'\n\n'.repeat(n / 4)}${'deadbeef'.repeat(4)}\n\n`,
+      'API_KEY=\n'.repeat(n / 9),
+      `key: "${'x'.repeat(n)}`,
+    ];
+    const redactor = new Redactor();
+    for (const text of texts) expect(typeof redactor.redactText(text)).toBe('string');
   });
 });
