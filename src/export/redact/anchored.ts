@@ -3,7 +3,7 @@
 // the match must start with. Without it, the engine finds the few candidates quickly and a one-character test
 // stands for the assertion. Exact: a candidate that fails the test resumes the search one character later, as
 // the lookbehind's failure would have (test/export/redact-anchored.test.ts compares both on the redaction corpus).
-// Only where the rest of the pattern starts with something rare (`--`, `password`, an env name and `=`): where
+// Only where the rest of the pattern starts with something rare (`--`, `password`): where
 // the lookbehind is what stops a lazy identifier at once inside every word (`(?<![\w$])` before `key: "…"`), it
 // is cheaper than the candidates it would let through and stays in the regex (measured: 170 → 300 ms without).
 // Nor where the rest can scan far from a start the lookbehind rejected: every position of a long run then starts
