@@ -116,6 +116,22 @@ describe('patterns with their lookbehind checked in code', () => {
       `${'\n\n'.repeat(n / 4)}${'deadbeef'.repeat(4)}\n\n`,
       'API_KEY=\n'.repeat(n / 9),
       `key: "${'x'.repeat(n)}`,
+      `key ${'ab'.repeat(n / 2)}: "x"`,
+      `token ${'1'.repeat(n)}`,
+      `auth: ${'QUJD'.repeat(n / 4)}`,
+      `key${'='.repeat(n)}x`,
+      `"password": "${'\\n'.repeat(n / 2)}"`,
+      `?token=${'%41'.repeat(n / 3)}`,
+      Array.from({ length: n / 20 }, (_, i) => `${String(i + 1).padStart(6)}→KEY=v${i}`).join('\n'),
+      Array.from({ length: n / 20 }, (_, i) => `+ SECRET_${i}=abc${i}`).join('\n'),
+      `${'a@'.repeat(n / 2)}example.com`,
+      `/home/${'a'.repeat(n)}`,
+      `-----BEGIN PRIVATE KEY-----\n${'A'.repeat(n)}`,
+      `${'a:'.repeat(n / 2)}b@c`,
+      'key="a" '.repeat(n / 8),
+      `eyJ${'a'.repeat(n)}.eyJ${'b'.repeat(10)}`,
+      `KEY=${'DEADBEEF'.repeat(n / 8)}`,
+      `password:${'\t'.repeat(n)}x`,
     ];
     const redactor = new Redactor();
     for (const text of texts) expect(typeof redactor.redactText(text)).toBe('string');
