@@ -315,7 +315,9 @@ export class Exporter {
         if (!loaded) continue;
         // The requests Claude Code recorded (2.1.3xx): each turn is offered the tools its request offered.
         const requests =
-          loaded.session.agent === 'claude-code' ? sessions.loadRequests(id).byResponse : undefined;
+          loaded.session.agent === 'claude-code'
+            ? sessions.loadRequests(id, loaded.session.messages).byResponse
+            : undefined;
         for (const built of fromSession(
           loaded.session,
           loaded.own,

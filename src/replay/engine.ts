@@ -191,7 +191,10 @@ function* jobs(run: ForcedRun): Generator<Job> {
     const catalogueTools = toolsFor(session);
     const shown = elideOptions(session.agent, run.shown);
     // The requests Claude Code recorded (2.1.3xx), by the response each one produced.
-    const requests = session.agent === 'claude-code' ? run.sessions.loadRequests(id).byResponse : undefined;
+    const requests =
+      session.agent === 'claude-code'
+        ? run.sessions.loadRequests(id, session.messages).byResponse
+        : undefined;
     let asked = 0;
     for (const turn of turns(session.messages, own)) {
       const number = turn.index + 1;

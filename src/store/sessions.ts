@@ -657,14 +657,19 @@ export class SessionStore {
   /**
    * The requests the session's model turns were sent, rebuilt from its recorded request log, by the native id
    * of the response each produced (a turn's `response.nativeId`); `unbound` holds requests no model turn
-   * followed. Empty when the log recorded none (older transcripts, other agents).
+   * followed. Empty when the log recorded none (older transcripts, other agents). `history`: the session's
+   * messages as `load` gave them, when the caller has them (else they are read again, for the tool results the
+   * stored requests point at).
    */
-  loadRequests(id: string): { byResponse: Map<string, TurnRequest>; unbound: TurnRequest[] } {
+  loadRequests(
+    id: string,
+    history?: readonly Message[],
+  ): { byResponse: Map<string, TurnRequest>; unbound: TurnRequest[] } {
     const byResponse = new Map<string, TurnRequest>();
     const unbound: TurnRequest[] = [];
     const log = this.requestLog(id);
     if (!log) return { byResponse, unbound };
-    const outputs = resultOutputs(this.history(id).messages);
+    const outputs = resultOutputs(history ?? this.history(id).messages);
     for (const entry of Object.values(log.messages)) entry.message = withResultsBack(entry.message, outputs);
     for (const request of resolveRequests(log)) {
       // A retried request is recorded again for the same response: the last one is what was answered.

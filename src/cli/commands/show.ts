@@ -56,7 +56,9 @@ Examples:
             );
           const nativeId = turn.response.nativeId;
           const request =
-            nativeId !== undefined ? store.loadRequests(row.id).byResponse.get(nativeId) : undefined;
+            nativeId !== undefined
+              ? store.loadRequests(row.id, session.messages).byResponse.get(nativeId)
+              : undefined;
           const fidelity = turnFidelity(turn, request);
           if (options.json)
             writeOut(
