@@ -881,8 +881,15 @@ const emails: Detector = when(['@'], (text, add) => {
 // JSON-escaped text, /mnt/c/Users under WSL). The path must start there (after a space, quote, `=`, `:`, `(`…),
 // so `src/api/Users/list.ts` or `pages/home/index.tsx` are not home paths. Only the user segment is replaced.
 
-const HOME =
-  /(?<=^|[\s"'`=:([{,<>|;]|\\[nrt]|file:\/\/|\/mnt\/[a-z])(?:\/home\/|\/Users\/|[A-Za-z]:(?:\\\\|\\|\/)Users(?:\\\\|\\|\/))([^\\/\s"'`:;,*?<>|[\](){}$%]+)/dg;
+// What may stand before a home path (HOME's lookbehind), tested on the 7 characters before it: the pattern starts
+// with `/home/`, `/Users/` or a drive letter, rare enough to find first.
+const HOME_BEFORE = /(?:^|[\s"'`=:([{,<>|;]|\\[nrt]|file:\/\/|\/mnt\/[a-z])$/;
+const HOME = anchored(
+  /(?<=^|[\s"'`=:([{,<>|;]|\\[nrt]|file:\/\/|\/mnt\/[a-z])/.source,
+  /(?:\/home\/|\/Users\/|[A-Za-z]:(?:\\\\|\\|\/)Users(?:\\\\|\\|\/))([^\\/\s"'`:;,*?<>|[\](){}$%]+)/.source,
+  'dg',
+  (text, at) => HOME_BEFORE.test(text.slice(Math.max(0, at - 7), at)),
+);
 const NOT_USERS = new Set([
   'shared',
   'public',
@@ -902,7 +909,7 @@ const NOT_USERS = new Set([
 ]);
 
 const homes: Detector = when(/\/home\/|Users[\\/]/, (text, add) => {
-  for (const m of text.matchAll(HOME)) {
+  for (const m of matchesOf(HOME, text)) {
     const at = m.indices?.[1];
     let name = m[1] ?? '';
     if (!at) continue;

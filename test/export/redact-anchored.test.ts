@@ -42,6 +42,8 @@ const edges = [
   '$apiKey: "x9f8e7d6c5b4"; 1apiKey: "x9f8e7d6c5b4"',
   'FOO_KEY=abc A_B=c aFOO_KEY=abc (MY_TOKEN=abc123def)',
   'run --token abc123def456 -p x--password=abcdef123',
+  'file:///home/alice/x /mnt/c/Users/bob/y x/home/carol \\n/home/dan C:\\Users\\eve /Users/frank. "/home/gina"',
+  'D:/Users/hal\tE:\\\\Users\\\\ivy (/home/jo) ~/home/kim src/api/Users/list.ts pages/home/index.tsx',
   `${'a'.repeat(300)} ${'b1'.repeat(10)} -${'c'.repeat(30)} ${'Z'.repeat(255)} ${'Y'.repeat(256)}`,
 ];
 
@@ -126,6 +128,8 @@ describe('patterns with their lookbehind checked in code', () => {
       Array.from({ length: n / 20 }, (_, i) => `+ SECRET_${i}=abc${i}`).join('\n'),
       `${'a@'.repeat(n / 2)}example.com`,
       `/home/${'a'.repeat(n)}`,
+      'x/home/'.repeat(n / 7),
+      `C:${'\\Users'.repeat(n / 6)}`,
       `-----BEGIN PRIVATE KEY-----\n${'A'.repeat(n)}`,
       `${'a:'.repeat(n / 2)}b@c`,
       'key="a" '.repeat(n / 8),
