@@ -760,10 +760,14 @@ function assignments(
   mode: (key: string) => 'env' | 'config' | 'loose',
   kind: string,
   spaces = true,
+  /** What every match holds: a part without it is not searched (a cheap test before the pattern). */
+  holds?: RegExp,
 ): PartsDetector {
-  return (text, add, parts = secretKeyLines(text)) => {
-    for (const [from, to] of parts) {
+  return (text, add, parts) => {
+    for (const [from, to] of parts ?? secretKeyLines(text)) {
       const part = from === 0 && to === text.length ? text : text.slice(from, to);
+      // (given parts: every line, read as it is, the reference the tests compare with)
+      if (holds && parts === undefined && !holds.test(part)) continue;
       for (const m of pattern instanceof RegExp ? part.matchAll(pattern) : matchesOf(pattern, part)) {
         const key = m[1] ?? '';
         if (!isSecretKey(key)) continue;
@@ -816,20 +820,21 @@ function secretKeyLines(text: string): [number, number][] {
 }
 
 const envMode = (key: string) => (isEnvName(key) ? 'env' : 'loose');
-/** An assignment rule reads only the given parts of a text (secretKeyLines unless told). */
+/** An assignment rule reads the given parts of a text whole; unless told, secretKeyLines and what each holds. */
 type PartsDetector = (text: string, add: Add, parts?: readonly (readonly [number, number])[]) => void;
 const assignmentRules: [gate: string[] | RegExp, PartsDetector][] = [
   [['='], assignments(ENV_LINE, [2, 3, 4, 5], envMode, 'env_secret')],
   [['='], assignments(ENV_INLINE, [2, 3, 4], () => 'env', 'env_secret')],
-  [/["'`]/, assignments(CONFIG_QUOTED, [3], () => 'config', 'config_secret')],
-  [[':'], assignments(YAML_LINE, [2], envMode, 'config_secret')],
+  // a separator, then (spaces and a backslash aside) the quote
+  [/["'`]/, assignments(CONFIG_QUOTED, [3], () => 'config', 'config_secret', true, /[:=>][ \t]*\\?["'`]/)],
+  [[':'], assignments(YAML_LINE, [2], envMode, 'config_secret', true, /:[ \t]/)],
   [['-'], assignments(CLI_FLAG, [3], () => 'config', 'config_secret')],
 ];
 const assignmentDetectors: Detector[] = assignmentRules.map(([gate, detect]) => when(gate, detect));
 
 /**
- * What the assignment rules find in a text, ungated: read by secretKeyLines as export reads it, or (`whole`)
- * every line, which must come to the same (test/export/redact-lines.test.ts).
+ * What the assignment rules find in a text, ungated: read by secretKeyLines and what each part must hold, as
+ * export reads it, or (`whole`) every line, which must come to the same (test/export/redact-lines.test.ts).
  */
 export function assignmentFindings(text: string, whole = false): Finding[] {
   const found: Finding[] = [];

@@ -20,6 +20,8 @@ const edges = [
   `client_secret = "Ab3dE6gH9jK2mN"\n${'\n'.repeat(3)}--token Xy7Zq8mLp2vR9`,
   'curl -H "x" --password=Zq8mLp2vRw7 https://example.com; OPENAI_API_KEY=sk-abc123def456ghi789 node x.js',
   'Key\npass\nPwD=Zq8mLp2vRw7\ndsn: postgres://u:p@h/db\ncredentials: Zq8mLp2vRw7x\n',
+  '$config = [\n  api_key => "Zq8mLp2vRw7x",\n];\nsecret_token =>\t\\"Ab3dE6gH9jK2mN\\"',
+  'password:\tZq8mLp2vRw7\ntoken:  Ab3dE6gH9jK2',
 ];
 
 describe('the assignment rules read only lines with a secret-key word', () => {
