@@ -228,32 +228,39 @@ const LONE_HEX_AT = new RegExp(LONE_HEX_BODY.source, 'dy');
 const BLANK_LINE = /\n[ \t]*\n/g;
 const FIRST_LINE_BLANK = /^[ \t]*\n/;
 
+const isHexDigit = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+
 /**
- * What `text.matchAll(LONE_HEX)` finds, tried only where a paragraph starts: at the text's start, after a blank
- * line, after a blank first line. The lookbehind first made the regex try every character of every text.
+ * What `text.matchAll(LONE_HEX)` finds, tried only where a paragraph starts (at the text's start, after a blank
+ * line, after a blank first line) and where a hex digit follows the spaces there. The lookbehind first made the
+ * regex try every character of every text.
  */
-export function* loneHexMatches(text: string): Generator<RegExpExecArray> {
-  const starts = [0];
-  const first = FIRST_LINE_BLANK.exec(text);
-  if (first) starts.push(first[0].length);
+export function loneHexMatches(text: string): RegExpExecArray[] {
+  const found: RegExpExecArray[] = [];
   let done = 0;
-  const tryAt = function* (at: number): Generator<RegExpExecArray> {
+  const tryAt = (at: number) => {
     if (at < done) return;
+    let i = at;
+    while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9) i++;
+    if (!isHexDigit(text.charCodeAt(i))) return;
     LONE_HEX_AT.lastIndex = at;
     const m = LONE_HEX_AT.exec(text);
     if (m) {
       done = at + m[0].length;
-      yield m;
+      found.push(m);
     }
   };
-  for (const at of starts) yield* tryAt(at);
+  tryAt(0);
+  const first = FIRST_LINE_BLANK.exec(text);
+  if (first) tryAt(first[0].length);
   BLANK_LINE.lastIndex = 0;
   for (let m = BLANK_LINE.exec(text); m !== null; m = BLANK_LINE.exec(text)) {
     const at = m.index + m[0].length;
     // the newline that ends this blank line may start the next one (`\n\n\n`)
     BLANK_LINE.lastIndex = at - 1;
-    yield* tryAt(at);
+    tryAt(at);
   }
+  return found;
 }
 
 /** A lone hex key: its own paragraph, 24–128 hex digits with letters and digits, not a 40-digit SHA. */

@@ -19,7 +19,7 @@ const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
 /** The automaton over the keywords of every set: its own indices, one per distinct lower-cased keyword. */
 class Automaton {
   private readonly nodes: Node[] = [{ next: new Map(), fail: 0, out: [] }];
-  private dense: { delta: Int32Array; hits: Int32Array } | undefined;
+  private dense: Int32Array | undefined;
   readonly size: number;
 
   constructor(keywords: readonly string[]) {
@@ -56,50 +56,59 @@ class Automaton {
   }
 
   /**
-   * The automaton as a table over ASCII (failure links followed in advance): one array read per character.
-   * Non-ASCII characters start no keyword and end any partial match (no keyword has one).
+   * The automaton as a table over ASCII (failure links followed in advance, upper case mapped to lower): one array
+   * read per character. Each entry is the next state times 128, so that adding the next character gives the next
+   * index, and is stored bitwise-negated (negative) when that state ends a keyword. Non-ASCII characters start no
+   * keyword and end any partial match (no keyword has one).
    */
-  private table(): { delta: Int32Array; hits: Int32Array } {
+  private table(): Int32Array {
     if (this.dense) return this.dense;
     const n = this.nodes.length;
+    const next = new Int32Array(n * 128);
     const delta = new Int32Array(n * 128);
-    const hits = new Int32Array(n);
     // breadth first, so that a node's failure target is filled in before the node
     const order: number[] = [0];
     for (let q = 0; q < order.length; q++)
       for (const child of (this.nodes[order[q] as number] as Node).next.values()) order.push(child);
     for (const state of order) {
       const node = this.nodes[state] as Node;
-      hits[state] = node.out.length;
       for (let c = 0; c < 128; c++) {
-        const to = node.next.get(c);
-        delta[state * 128 + c] =
-          to !== undefined ? to : state === 0 ? 0 : (delta[node.fail * 128 + c] as number);
+        const to = node.next.get(lower(c));
+        next[state * 128 + c] =
+          to !== undefined ? to : state === 0 ? 0 : (next[node.fail * 128 + c] as number);
       }
     }
-    this.dense = { delta, hits };
-    return this.dense;
+    for (let i = 0; i < next.length; i++) {
+      const to = next[i] as number;
+      delta[i] = (this.nodes[to] as Node).out.length > 0 ? ~(to * 128) : to * 128;
+    }
+    this.dense = delta;
+    return delta;
   }
 
   /** Which keywords occur in the text: a flag per keyword index. */
   search(text: string): Uint8Array {
     const seen = new Uint8Array(this.size);
-    const { delta, hits } = this.table();
+    const delta = this.table();
     const nodes = this.nodes;
-    let state = 0;
+    let at = 0;
     let previous = -1;
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c >= 128) {
-        state = 0;
+        at = 0;
         continue;
       }
-      state = delta[(state << 7) | (c >= 65 && c <= 90 ? c + 32 : c)] as number;
-      // the same state again (`keykeykey`, a long run of one keyword) has nothing new to mark
-      if (hits[state] !== 0 && state !== previous) {
-        for (const k of (nodes[state] as Node).out) seen[k] = 1;
-        previous = state;
+      let to = delta[at + c] as number;
+      if (to < 0) {
+        to = ~to;
+        // the same state again (`keykeykey`, a long run of one keyword) has nothing new to mark
+        if (to !== previous) {
+          for (const k of (nodes[to >> 7] as Node).out) seen[k] = 1;
+          previous = to;
+        }
       }
+      at = to;
     }
     return seen;
   }
