@@ -616,14 +616,17 @@ export class CodexRollout {
     }
     // A repeated item (the same prompt twice) points at as many distinct earlier copies, the latest ones.
     const wanted = new Map<string, number>();
+    // each unit's key, made once (a digest of its parts: the replacement history can be most of a session)
+    const unitKeys = new Map<Message, string>();
     for (const { message: unit } of units) {
       if (unit === summary) continue;
       const key = contentKey(unit);
+      unitKeys.set(unit, key);
       wanted.set(key, (wanted.get(key) ?? 0) + 1);
     }
     const taken = new Map<string, number>();
     const pick = (unit: Message): Message | undefined => {
-      const key = contentKey(unit);
+      const key = unitKeys.get(unit) ?? contentKey(unit);
       const candidates = earlier.get(key) ?? [];
       const index = taken.get(key) ?? 0;
       taken.set(key, index + 1);
