@@ -45,17 +45,18 @@ export function storedTail(
 }
 
 /**
- * Why the messages from index `from` on may touch a tool call made before `messages` (whose ids are in `calls`,
- * and those answered in `answered`): a call id seen before, or answered before it was made, would change what a
- * full read names and marks; a result for an earlier call is named from it by a full read. Undefined when none
- * may. The messages before `from` are the stored ones taken up again: their calls are known.
+ * Why the messages from index `from` on may touch a tool call made before `messages` (whose ids the kept state
+ * packed in `calls`, and those answered in `answered`): a call id seen before, or answered before it was made,
+ * would change what a full read names and marks; a result for an earlier call is named from it by a full read.
+ * Undefined when none may. The messages before `from` are the stored ones taken up again: their calls are known.
  */
 export function touchesEarlierCalls(
   messages: readonly Message[],
   from: number,
-  calls: HashSet,
-  answered: HashSet,
+  before: { calls: string; answered: string },
 ): string | undefined {
+  const calls = new HashSet(before.calls);
+  const answered = new HashSet(before.answered);
   const known = new Set<string>();
   for (const message of messages.slice(0, from))
     for (const part of message.parts) if (part.type === 'tool_call') known.add(part.id);

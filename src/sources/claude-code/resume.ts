@@ -17,7 +17,7 @@ import {
   type WireMessage,
 } from '../../model/request.js';
 import { type Message, type Session, toolCalls, toolResults } from '../../model/session.js';
-import { readOn } from '../continued.js';
+import { readOn, refused } from '../continued.js';
 import { HashSet } from '../hash-set.js';
 import type { Continued, GrownRequests, Resume, Spawn, StoredSession, Warning } from '../types.js';
 import {
@@ -314,8 +314,8 @@ export function continueTranscript(
   stored: StoredSession,
 ): Continued | string {
   const state = from.state as State;
-  if (state.format !== format) return 'what the last read kept of it is from another version of the reader';
-  if (state.readWhole) return state.readWhole;
+  const refusal = refused(state, format);
+  if (refusal) return refusal;
   const grown = new GrownLog(state.log);
   const warnings: Warning[] = [];
   const spawns: Spawn[] = [];

@@ -75,12 +75,7 @@ export function continueRollout(
   if (typeof read === 'string') return read;
 
   const done = rollout.finishContinued(state, read.nextLine);
-  const touched = touchesEarlierCalls(
-    done.messages,
-    tail.length,
-    new HashSet(state.calls),
-    new HashSet(state.answered),
-  );
+  const touched = touchesEarlierCalls(done.messages, tail.length, state);
   if (touched) return touched;
   const children = new HashSet(state.children);
   for (const spawn of done.spawns)

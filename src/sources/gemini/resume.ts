@@ -7,7 +7,6 @@
 // note says why. test/sources/gemini/incremental.test.ts proves the store ends as one full read leaves it.
 
 import { continuedOf, readOn, refused, touchesEarlierCalls } from '../continued.js';
-import { HashSet } from '../hash-set.js';
 import type { Continued, StoredSession, Warning } from '../types.js';
 import type { Held } from './build.js';
 import { type FileContext, GeminiConversation } from './parse.js';
@@ -64,12 +63,7 @@ export function continueConversation(
   const [session] = done.sessions;
   if (!session || !done.state) return 'the new records hold no conversation';
   // The tail is rebuilt from its records: every message is checked against the calls made before it.
-  const touched = touchesEarlierCalls(
-    session.messages,
-    0,
-    new HashSet(state.calls),
-    new HashSet(state.answered),
-  );
+  const touched = touchesEarlierCalls(session.messages, 0, state);
   if (touched) return touched;
   return continuedOf(
     session,

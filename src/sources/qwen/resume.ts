@@ -6,7 +6,6 @@
 // why. test/sources/qwen/incremental.test.ts proves the store ends as one full read leaves it.
 
 import { continuedOf, readOn, refused, storedTail, touchesEarlierCalls } from '../continued.js';
-import { HashSet } from '../hash-set.js';
 import type { Continued, StoredSession, Warning } from '../types.js';
 import { QwenChat } from './parse.js';
 import { type ApiResponseEvent, readRecord } from './records.js';
@@ -63,12 +62,7 @@ export function continueChat(
   const done = chat.finish(read.nextLine, state);
   const [session] = done.sessions;
   if (!session || !done.state) return 'the new records hold no session';
-  const touched = touchesEarlierCalls(
-    session.messages,
-    tail.length,
-    new HashSet(state.calls),
-    new HashSet(state.answered),
-  );
+  const touched = touchesEarlierCalls(session.messages, tail.length, state);
   if (touched) return touched;
   return continuedOf(
     session,
