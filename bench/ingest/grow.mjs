@@ -351,12 +351,7 @@ function codexSteps(file) {
     line('response_item', { type: 'function_call_output', call_id: 'call_grow1', output: '12 passed' }) +
     say('All 12 tests pass.') +
     tokens();
-  const count = (lines) => lines.split('\n').length - 1;
-  return [
-    { name: `a new prompt (${count(prompt)} lines)`, lines: prompt, messages: 1 },
-    { name: `the answer (${count(reply)} lines)`, lines: reply, messages: 1 },
-    { name: `a prompt and a tool round trip (${count(round)} lines)`, lines: round, messages: 4 },
-  ];
+  return promptAnswerRound(prompt, reply, round);
 }
 
 /**
@@ -414,12 +409,7 @@ function geminiSteps(file) {
     }) +
     record({ id: id(), type: 'user', content: result }) +
     model('The linter is clean.');
-  const count = (lines) => lines.split('\n').length - 1;
-  return [
-    { name: `a new prompt (${count(prompt)} lines)`, lines: prompt, messages: 1 },
-    { name: `the answer (${count(reply)} lines)`, lines: reply, messages: 1 },
-    { name: `a prompt and a tool round trip (${count(round)} lines)`, lines: round, messages: 4 },
-  ];
+  return promptAnswerRound(prompt, reply, round);
 }
 
 /**
@@ -488,11 +478,19 @@ function qwenSteps(file) {
       },
     }) +
     model([{ text: 'The linter is clean.' }]);
-  const count = (lines) => lines.split('\n').length - 1;
+  return promptAnswerRound(prompt, reply, round);
+}
+
+/** The three steps of the Codex, Gemini CLI and Qwen Code runs: a prompt, the answer, a prompt and a tool round trip. */
+function promptAnswerRound(prompt, reply, round) {
+  const named = (what, lines) => {
+    const n = lines.split('\n').length - 1;
+    return `${what} (${n} line${n === 1 ? '' : 's'})`;
+  };
   return [
-    { name: `a new prompt (${count(prompt)} line)`, lines: prompt, messages: 1 },
-    { name: `the answer (${count(reply)} lines)`, lines: reply, messages: 1 },
-    { name: `a prompt and a tool round trip (${count(round)} lines)`, lines: round, messages: 4 },
+    { name: named('a new prompt', prompt), lines: prompt, messages: 1 },
+    { name: named('the answer', reply), lines: reply, messages: 1 },
+    { name: named('a prompt and a tool round trip', round), lines: round, messages: 4 },
   ];
 }
 
