@@ -887,14 +887,18 @@ const emails: Detector = when(['@'], (text, add) => {
 // JSON-escaped text, /mnt/c/Users under WSL). The path must start there (after a space, quote, `=`, `:`, `(`…),
 // so `src/api/Users/list.ts` or `pages/home/index.tsx` are not home paths. Only the user segment is replaced.
 
-// What may stand before a home path (HOME's lookbehind), tested on the 7 characters before it: the pattern starts
-// with `/home/`, `/Users/` or a drive letter, rare enough to find first.
 const HOME_BEFORE = /(?:^|[\s"'`=:([{,<>|;]|\\[nrt]|file:\/\/|\/mnt\/[a-z])$/;
+/**
+ * Whether a home path may start at `at` (HOME's lookbehind, tested on the 7 characters before it): the pattern
+ * starts with `/home/`, `/Users/` or a drive letter, rare enough to find first. names.ts learns accounts by it.
+ */
+export const homePathMayStart = (text: string, at: number) =>
+  HOME_BEFORE.test(text.slice(Math.max(0, at - 7), at));
 const HOME = anchored(
   /(?<=^|[\s"'`=:([{,<>|;]|\\[nrt]|file:\/\/|\/mnt\/[a-z])/.source,
   /(?:\/home\/|\/Users\/|[A-Za-z]:(?:\\\\|\\|\/)Users(?:\\\\|\\|\/))([^\\/\s"'`:;,*?<>|[\](){}$%]+)/.source,
   'dg',
-  (text, at) => HOME_BEFORE.test(text.slice(Math.max(0, at - 7), at)),
+  homePathMayStart,
 );
 const NOT_USERS = new Set([
   'shared',

@@ -33,6 +33,7 @@
 // (a single-token name or a part: 3 characters), and org words (`Platform Team`, `Release Bot`). A home path keeps its `user_<n>` (rules.ts); an email stays an
 // email placeholder (it wins an overlap with a name inside it).
 
+import { homePathMayStart } from '../rules.js';
 import { type Add, PRIORITY } from './finding.js';
 import { KeywordSet } from './keywords.js';
 
@@ -361,10 +362,9 @@ const PERSON_KEY =
   /^(?:created_?by|createdBy|updated_?by|updatedBy|modified_?by|modifiedBy|closed_?by|closedBy|deleted_?by|deletedBy|author|author_?name|authorName|committer_?name|committerName|full_?name|fullName|assignee_?name|reporter_?name)$/;
 /** The account of a home path, as rules.ts's home-path detector (its user segment), in two searches that start
  * with a literal (`/home/`, `/Users/`; `X:\Users\` only where the text has one): a lookbehind first would be
- * tried at every character. What may stand before the path is checked on the few matches. */
+ * tried at every character. What may stand before the path is checked on the few matches (homePathMayStart). */
 const HOME_POSIX = /\/(?:home|Users)\/([^\\/\s"'`:;,*?<>|[\](){}$%]+)/g;
 const HOME_WINDOWS = /[A-Za-z]:(?:\\\\|\\|\/)Users(?:\\\\|\\|\/)([^\\/\s"'`:;,*?<>|[\](){}$%]+)/g;
-const HOME_BEFORE = /(?:^|[\s"'`=:([{,<>|;]|\\[nrt]|file:\/\/|\/mnt\/[a-z])$/;
 
 /** `Jane Doe <jane@example.com> (https://jane.dev)` (npm's `author`) → `Jane Doe`. */
 const personOf = (value: string) => value.replace(/\s*[<(].*$/, '').trim();
@@ -420,7 +420,7 @@ export function namesIn(text: string): { name: string; from: NameSource }[] {
     if (has.has(rule))
       for (const m of text.matchAll(search)) {
         const at = m.index ?? 0;
-        if (HOME_BEFORE.test(text.slice(Math.max(0, at - 7), at))) account(m[1], 'home');
+        if (homePathMayStart(text, at)) account(m[1], 'home');
       }
   return found;
 }
