@@ -859,7 +859,8 @@ const isLocalChar = (c: number) =>
   c === 37 ||
   c === 43 ||
   c === 45;
-const isAlnum = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/** An ASCII letter or digit (a character code). */
+export const isAlnum = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 const MACHINE_EMAILS = new Set(['noreply@anthropic.com', 'noreply@github.com', 'noreply@openai.com']);
 
 const emails: Detector = when(['@'], (text, add) => {

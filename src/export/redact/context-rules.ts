@@ -4,6 +4,8 @@
 // `if (api_key == "…")`), and a bare high-entropy token (pasted in a prompt, printed in an error line). The
 // last one has no context at all, so it is guarded against what looks like a token and is not: hex digests and
 // git SHAs, UUIDs, `sha512-…` integrity strings, base64 of text, identifiers, paths, numbers.
+
+import { isAlnum } from '../rules.js';
 import { anchored, matchesOf } from './anchored.js';
 import { type Add, PRIORITY } from './finding.js';
 
@@ -102,7 +104,6 @@ export function comparedLiterals(text: string, add: Add): void {
 const TOKEN_CHAR = new Uint8Array(128);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~')
   TOKEN_CHAR[c.charCodeAt(0)] = 1;
-const isAlnum = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 
 /**
  * The candidate tokens of a text: each whole run of token characters 20–255 long that starts with a letter or a
