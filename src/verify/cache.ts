@@ -12,6 +12,7 @@
 // A file that is not exactly this (an older cache held one JSON object per entry, with absolute paths and every
 // field), is for other roots, or is cut short is not used: every file is hashed, as with no cache.
 import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { comparePaths } from './entry.js';
 import type { Rec } from './manifest.js';
 
@@ -31,7 +32,8 @@ export class HashCache {
   private constructor(
     private readonly roots: readonly string[],
     private readonly numbers: Float64Array,
-    private readonly hashes: Buffer,
+    /** Every file's sha256 in hex, one after the other. */
+    private readonly hex: string,
     private readonly paths: string[],
     /** When the cache was written (its mtime), in seconds and nanoseconds. */
     private readonly writtenS: number,
@@ -45,14 +47,25 @@ export class HashCache {
 
   /** The cache in `file` for exactly these roots, or undefined (none, another format, other roots, damaged). */
   static read(file: string, roots: readonly string[]): HashCache | undefined {
-    let bytes: Buffer;
-    let written: bigint;
     try {
-      written = statSync(file, { bigint: true }).mtimeNs;
-      bytes = readFileSync(file);
+      const written = statSync(file, { bigint: true }).mtimeNs;
+      return HashCache.parse(readFileSync(file), written, roots);
     } catch {
       return undefined;
     }
+  }
+
+  /** `read` with the file read off this thread, so that a walk already under way goes on meanwhile. */
+  static async load(file: string, roots: readonly string[]): Promise<HashCache | undefined> {
+    try {
+      const written = (await stat(file, { bigint: true })).mtimeNs;
+      return HashCache.parse(await readFile(file), written, roots);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private static parse(bytes: Buffer, written: bigint, roots: readonly string[]): HashCache | undefined {
     try {
       const headerEnd = bytes.indexOf(10);
       if (headerEnd < 0 || headerEnd > 1 << 20) return undefined;
@@ -83,10 +96,12 @@ export class HashCache {
       const paths = bytes.toString('utf8', pathsAt).split('\0');
       if (paths.pop() !== '' || paths.length !== n) return undefined;
       for (let i = 0; i < n; i++) if (!((numbers[i * F] as number) < roots.length)) return undefined;
+      // Every hash in hex at once, here (where a walk may be under way) rather than at the first look-up.
+      const hex = bytes.toString('hex', hashesAt, pathsAt);
       return new HashCache(
         roots,
         numbers,
-        bytes.subarray(hashesAt, pathsAt),
+        hex,
         paths,
         Number(written / 1_000_000_000n),
         Number(written % 1_000_000_000n),
@@ -105,14 +120,21 @@ export class HashCache {
     const rel = rec.path === base ? '' : rec.path.slice(base === '/' ? 1 : base.length + 1);
     const { numbers, paths } = this;
     let i = this.cursor;
-    while (
-      i < paths.length &&
-      ((numbers[i * F] as number) < root ||
-        ((numbers[i * F] as number) === root && comparePaths(paths[i] as string, rel) < 0))
-    )
-      i++;
-    this.cursor = i;
-    if (i >= paths.length || numbers[i * F] !== root || paths[i] !== rel) return undefined;
+    // A tree that did not change since the cache was written is asked for exactly the files it holds, in order:
+    // the file at the cursor is the one asked for, and is taken without ordering the two paths.
+    if (!(i < paths.length && paths[i] === rel && numbers[i * F] === root)) {
+      while (
+        i < paths.length &&
+        ((numbers[i * F] as number) < root ||
+          ((numbers[i * F] as number) === root && comparePaths(paths[i] as string, rel) < 0))
+      )
+        i++;
+      if (i >= paths.length || numbers[i * F] !== root || paths[i] !== rel) {
+        this.cursor = i;
+        return undefined;
+      }
+    }
+    this.cursor = i + 1;
     const o = i * F;
     if (
       numbers[o + 1] !== rec.size ||
@@ -126,7 +148,8 @@ export class HashCache {
       return undefined;
     const limit = this.writtenS - racySeconds;
     const settled = rec.ctimeS < limit || (rec.ctimeS === limit && rec.ctimeN < this.writtenN);
-    return settled ? this.hashes.toString('hex', i * 32, i * 32 + 32) : undefined;
+    // A slice of one hex string costs far less than a conversion per file.
+    return settled ? this.hex.slice(i * 64, i * 64 + 64) : undefined;
   }
 }
 

@@ -15,7 +15,7 @@ import { HashCache, rootIndexes, writeHashCache } from './cache.js';
 import { type Change, compare, pairRenames, settle } from './diff.js';
 import { comparePaths, parentOf } from './entry.js';
 import { hashFile, type Rec, records, sameRec, sameStatRec, toEntry } from './manifest.js';
-import { poolSize, WalkPool } from './parallel.js';
+import { byDirectory, poolSize, WalkPool } from './parallel.js';
 import { Watcher, type WatcherStatus } from './watcher.js';
 
 export interface CheckOptions {
@@ -124,6 +124,8 @@ export class Checker {
   private readonly excludedBefore = new Map<string, string>();
   /** The first manifest, in walk order. */
   private before: Rec[] = [];
+  /** The first manifest's entries by directory, when the workers took it (else made from it when needed). */
+  private beforeDirectories: Map<string, Rec[]> | undefined;
   /** The cache was read, every file of the first manifest took its hash from it, and it holds nothing else. */
   private cacheExact = false;
 
@@ -228,7 +230,17 @@ export class Checker {
 
   /** A manifest of the roots: on the worker threads, or on this one (yielding now and then) without them. */
   private async walkAll(phase: 'before' | 'after'): Promise<Rec[]> {
-    if (this.pool) return this.pool.walk(this.roots, (entries) => this.progress?.(phase, entries));
+    if (this.pool) {
+      const progress = (entries: number) => this.progress?.(phase, entries);
+      if (phase === 'before') {
+        this.beforeDirectories = new Map();
+        return this.pool.walk(this.roots, { progress, directories: this.beforeDirectories });
+      }
+      // The second walk on the workers takes each entry that did not change from the first as it is.
+      const previous = this.beforeDirectories ?? byDirectory(this.before);
+      this.beforeDirectories = undefined;
+      return this.pool.walk(this.roots, { progress, previous });
+    }
     const recs: Rec[] = [];
     for (const rec of records(this.roots, this.excluded)) {
       recs.push(rec);
@@ -265,8 +277,10 @@ export class Checker {
     // follows, of every file, goes to the workers if there are many). The workers start while the cache is read:
     // its size tells the number of files near enough (over 100 bytes each).
     this.usePool(cacheBytes(this.cacheFile) / 100);
-    const cache = HashCache.read(this.cacheFile, this.roots);
-    const before = await this.walkAll('before');
+    // The cache is read while the tree is walked (it is only looked at once the walk is done).
+    const walking = this.walkAll('before');
+    const cache = await HashCache.load(this.cacheFile, this.roots);
+    const before = await walking;
     const unhashed: Rec[] = [];
     for (const [rec, root] of rootIndexes(this.roots, before)) {
       if (rec.type !== 'file' || rec.unreadable) continue;
@@ -295,6 +309,7 @@ export class Checker {
       this.closePool();
       await this.watcher.stop();
       this.before = [];
+      this.beforeDirectories = undefined;
       if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
       throw error;
     }
@@ -318,6 +333,12 @@ export class Checker {
     let i = 0;
     for (let n = 0; n < after.length; n++) {
       const rec = after[n] as Rec;
+      // The first walk's own entry (nothing about it changed): no path to compare, nothing to hash.
+      if (before[i] === rec) {
+        olds[n] = rec;
+        i++;
+        continue;
+      }
       while (i < before.length && comparePaths((before[i] as Rec).path, rec.path) < 0)
         gone.push(before[i++] as Rec);
       const old =
@@ -334,6 +355,7 @@ export class Checker {
     for (let n = 0; n < after.length; n++) {
       const rec = after[n] as Rec;
       const old = olds[n];
+      if (old === rec) continue;
       if (rec.unreadable) this.gaps.push({ path: rec.path, reason: rec.unreadable });
       if (!old) appeared.push(rec);
       else if (!sameRec(old, rec)) {
@@ -350,7 +372,7 @@ export class Checker {
       gone.length === 0 &&
       appeared.length === 0 &&
       changes.length === 0 &&
-      after.every((rec, n) => rec.type !== 'file' || sameRec(rec, before[n] as Rec));
+      after.every((rec, n) => rec === before[n] || rec.type !== 'file' || sameRec(rec, before[n] as Rec));
     this.counts.afterMs = performance.now() - started;
 
     await settling;
@@ -392,6 +414,7 @@ export class Checker {
       } else if (watching && !(change.type === 'directory' && change.kind === 'modified')) missed++;
     }
     this.before = [];
+    this.beforeDirectories = undefined;
     if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
     await stopping;
 
@@ -414,6 +437,7 @@ export class Checker {
     this.closePool();
     await this.watcher.stop();
     this.before = [];
+    this.beforeDirectories = undefined;
     if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
   }
 

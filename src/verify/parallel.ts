@@ -28,6 +28,15 @@ const types: EntryType[] = [
  */
 const int = (x: number): number => (x === (x | 0) ? x | 0 : x);
 
+/** What a listing holds beyond the numbers, for one entry. */
+interface Extra {
+  i: number;
+  target?: string;
+  unreadable?: string;
+  dev?: string;
+  ino?: string;
+}
+
 /** One directory as a worker lists it. */
 interface Listing {
   /** Why it could not be listed. */
@@ -35,7 +44,7 @@ interface Listing {
   names: string[];
   data: Float64Array;
   /** Per entry index: link target, why it could not be looked at, an inode or device number beyond 2^53. */
-  extra: { i: number; target?: string; unreadable?: string; dev?: string; ino?: string }[];
+  extra: Extra[];
 }
 
 // Plain JavaScript, run with `eval` so that it needs no file of its own (the same from src/ under a test runner
@@ -160,6 +169,88 @@ parentPort.on('message', (message) => {
 });
 `;
 
+/**
+ * Whether the entry an earlier walk made for this name is exactly what the listing says now: every field (access
+ * time included), the same link target and numbers, and nothing left to fill in later that would change the
+ * earlier walk's entry too (a file without a hash is hashed; an unreadable one is reported; a directory that
+ * cannot be listed now is marked so). Such an entry is the same object in both walks, so comparing them is free.
+ */
+function unchanged(
+  old: Rec,
+  /** Where the names of the directory's entries start in their paths. */
+  base: number,
+  name: string,
+  data: Float64Array,
+  o: number,
+  more: Extra | undefined,
+  listings: ReadonlyMap<string, Listing>,
+): boolean {
+  if (more?.unreadable !== undefined || old.unreadable !== undefined) return false;
+  if (old.path.length !== base + name.length || !old.path.endsWith(name)) return false;
+  if (
+    old.type !== types[data[o] as number] ||
+    old.mode !== data[o + 1] ||
+    old.uid !== data[o + 2] ||
+    old.gid !== data[o + 3] ||
+    old.size !== data[o + 4] ||
+    old.nlink !== data[o + 5] ||
+    old.mtimeS !== data[o + 6] ||
+    old.mtimeN !== data[o + 7] ||
+    old.ctimeS !== data[o + 8] ||
+    old.ctimeN !== data[o + 9] ||
+    old.atimeS !== data[o + 10] ||
+    old.atimeN !== data[o + 11] ||
+    old.dev !== (more?.dev ?? data[o + 12]) ||
+    old.ino !== (more?.ino ?? data[o + 13]) ||
+    old.target !== more?.target
+  )
+    return false;
+  if (old.type === 'file') return old.hash !== undefined;
+  if (old.type === 'directory') {
+    const listing = listings.get(old.path);
+    return listing !== undefined && listing.error === undefined;
+  }
+  return true;
+}
+
+/**
+ * The entries of a walk (as `walk` or `records` give them) by the directory holding them, in order: what a later
+ * walk compares its listings with.
+ */
+export function byDirectory(recs: readonly Rec[]): Map<string, Rec[]> {
+  const dirs = new Map<string, Rec[]>();
+  // The directories on the path to the current entry, with their entries so far (a walk is depth-first).
+  const stack: { path: string; entries: Rec[] }[] = [];
+  for (const rec of recs) {
+    const path = rec.path;
+    while (stack.length > 0) {
+      const top = (stack[stack.length - 1] as { path: string }).path;
+      const prefix = top === '/' ? 0 : top.length;
+      if (path.length > prefix + 1 && path.charCodeAt(prefix) === 47 && path.startsWith(top)) break;
+      stack.pop();
+    }
+    const parent = stack[stack.length - 1];
+    // A direct child: no separator after its directory's.
+    if (parent && path.indexOf('/', (parent.path === '/' ? 0 : parent.path.length) + 1) < 0)
+      parent.entries.push(rec);
+    if (rec.type === 'directory') {
+      const entries: Rec[] = [];
+      dirs.set(path, entries);
+      stack.push({ path, entries });
+    }
+  }
+  return dirs;
+}
+
+export interface WalkOptions {
+  /** Told the number of entries listed so far, every few thousand. */
+  progress?: (entries: number) => void;
+  /** An earlier walk's entries by directory (`byDirectory`, or `directories` of that walk): see `unchanged`. */
+  previous?: ReadonlyMap<string, readonly Rec[]>;
+  /** Filled with this walk's entries by directory, as `byDirectory` would give them. */
+  directories?: Map<string, Rec[]>;
+}
+
 interface Job {
   id: number;
   resolve: (value: unknown) => void;
@@ -241,7 +332,8 @@ export class WalkPool {
    * Every entry under the roots, in `comparePaths` order, as `records(roots, excluded)` gives them (the pool's
    * exclusions are the ones it was opened with). `progress` is told the number of entries listed so far.
    */
-  async walk(roots: readonly string[], progress?: (entries: number) => void): Promise<Rec[]> {
+  async walk(roots: readonly string[], options: WalkOptions = {}): Promise<Rec[]> {
+    const { progress, previous, directories } = options;
     if (this.failure) throw this.failure;
     const tops: Rec[] = [];
     for (const root of [...roots].sort(comparePaths)) {
@@ -299,9 +391,26 @@ export class WalkPool {
         return;
       }
       const { names, data, extra } = listing;
+      // The entries an earlier walk found here, if they are the same names: each one whose every field is the same
+      // now is taken as it is (see `unchanged`) instead of being made again.
+      let earlier = previous?.get(dir.path);
+      if (earlier && earlier.length !== names.length) earlier = undefined;
+      const base = dir.path === '/' ? 1 : dir.path.length + 1;
+      const entries: Rec[] | undefined = directories ? [] : undefined;
+      directories?.set(dir.path, entries as Rec[]);
       let x = 0;
       for (let i = 0; i < names.length; i++) {
         const o = i * K;
+        const more = extra[x];
+        const at = more && more.i === i ? more : undefined;
+        if (at) x++;
+        const old = earlier?.[i];
+        if (old && unchanged(old, base, names[i] as string, data, o, at, listings)) {
+          out.push(old);
+          entries?.push(old);
+          if (old.type === 'directory') emit(old);
+          continue;
+        }
         const rec: Rec = {
           path: dir.path === '/' ? `/${names[i]}` : `${dir.path}/${names[i]}`,
           type: types[data[o] as number] as EntryType,
@@ -319,15 +428,14 @@ export class WalkPool {
           dev: int(data[o + 12] as number),
           ino: int(data[o + 13] as number),
         };
-        const more = extra[x];
-        if (more && more.i === i) {
-          x++;
-          if (more.target !== undefined) rec.target = more.target;
-          if (more.unreadable !== undefined) rec.unreadable = more.unreadable;
-          if (more.dev !== undefined) rec.dev = more.dev;
-          if (more.ino !== undefined) rec.ino = more.ino;
+        if (at) {
+          if (at.target !== undefined) rec.target = at.target;
+          if (at.unreadable !== undefined) rec.unreadable = at.unreadable;
+          if (at.dev !== undefined) rec.dev = at.dev;
+          if (at.ino !== undefined) rec.ino = at.ino;
         }
         out.push(rec);
+        entries?.push(rec);
         if (rec.type === 'directory' && rec.unreadable === undefined) emit(rec);
       }
     };

@@ -1,11 +1,21 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  appendFileSync,
+  chmodSync,
+  mkdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalRoots } from '../../src/verify/check.js';
 import { comparePaths } from '../../src/verify/entry.js';
+import type { Rec } from '../../src/verify/manifest.js';
 import { hashFile, records, walk } from '../../src/verify/manifest.js';
-import { WalkPool } from '../../src/verify/parallel.js';
+import { byDirectory, WalkPool } from '../../src/verify/parallel.js';
 import { tempDir } from '../helpers/cli.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -121,5 +131,118 @@ describe('hashFile', () => {
     writeFileSync(file, content);
     expect(hashFile(file)).toEqual({ hash: createHash('sha256').update(content).digest('hex') });
     expect(hashFile(join(base, 'missing'))).toEqual({ error: 'ENOENT' });
+  });
+});
+
+describe('WalkPool, walking again', () => {
+  it('walks again from an earlier walk: the same entries, the unchanged ones the earlier objects', async () => {
+    const x = join(base, 'x');
+    tree(x, 2);
+    symlinkSync('a', join(x, 'to-a'));
+    const pool = WalkPool.open(new Set(), 2) as WalkPool;
+    expect(pool).toBeDefined();
+    try {
+      // Read every file and list every directory once: a first read sets the access time (relatime).
+      for (const rec of records([x], new Set())) if (rec.type === 'file') hashFile(rec.path);
+      const directories = new Map<string, Rec[]>();
+      const first = await pool.walk([x], { directories });
+      // What the walk recorded by directory is what byDirectory makes of its entries, for a walk on this thread too.
+      const byPath = (map: Map<string, Rec[]>) => [...map].map(([d, recs]) => [d, recs.map((r) => r.path)]);
+      expect(byPath(directories)).toEqual(byPath(byDirectory(first)));
+      expect(byPath(byDirectory([...records([x], new Set())]))).toEqual(byPath(directories));
+      await pool.hash(first.filter((rec) => rec.type === 'file'));
+      // A file left without a hash is never taken over: the checker would hash it and change the first walk's.
+      const unhashed = first.find((rec) => rec.path === join(x, 'a-b', 'B')) as Rec;
+      unhashed.hash = undefined;
+
+      appendFileSync(join(x, 'a', 'a0'), 'more'); // content
+      chmodSync(join(x, 'a.b'), 0o600); // mode
+      renameSync(join(x, 'a-b', 'a0'), join(x, 'a-b', 'a1')); // same number of names, one different
+      writeFileSync(join(x, 'a', 'a', 'new'), 'n'); // one name more
+      rmSync(join(x, 'to-a'));
+      symlinkSync('a-b', join(x, 'to-a')); // another target
+      // Listing a changed directory sets its access time: once here, so that the two walks below find the same.
+      [...records([x], new Set())];
+      const again = await pool.walk([x], { previous: directories });
+      const fresh = await pool.walk([x]);
+      const bare = (recs: Rec[]) => recs.map(({ hash: _, ...rec }) => rec);
+      expect(bare(again)).toEqual(bare(fresh));
+
+      // Taken over exactly when every field of the entry is as it was (and a file has its hash), in a directory
+      // holding as many names as it did.
+      const earlier = new Map(first.map((rec) => [rec.path, rec]));
+      const same = (a: Rec, b: Rec) => JSON.stringify(bare([a])) === JSON.stringify(bare([b]));
+      const counts = (recs: Rec[]) => {
+        const n = new Map<string, number>();
+        for (const rec of recs) n.set(dirname(rec.path), (n.get(dirname(rec.path)) ?? 0) + 1);
+        return n;
+      };
+      const [before, now] = [counts(first), counts(fresh)];
+      const expected = fresh
+        .filter((rec) => {
+          const old = earlier.get(rec.path);
+          const parent = dirname(rec.path);
+          return (
+            old &&
+            same(old, rec) &&
+            (old.type !== 'file' || old.hash !== undefined) &&
+            (rec.path === x || before.get(parent) === now.get(parent))
+          );
+        })
+        .map((rec) => rec.path);
+      const taken = again.filter((rec) => earlier.get(rec.path) === rec).map((rec) => rec.path);
+      expect(taken).toEqual(expected);
+      expect(taken.length).toBeGreaterThan(fresh.length / 2);
+      for (const changed of [
+        'a/a0',
+        'a.b',
+        'a/a/B', // unchanged, in a directory with a name more
+        'a-b/a1',
+        'a/a/new',
+        'to-a',
+        'a-b/B',
+        // Their directories' own times changed.
+        'a/a',
+        'a-b',
+      ])
+        expect(taken).not.toContain(join(x, changed));
+      expect(taken).toContain(join(x, 'a', 'B'));
+
+      // An earlier entry that differs in any one field, or has another name, is never taken.
+      const link = join(x, 'to-a');
+      const altered: [string, Partial<Rec>][] = [
+        ['path', { path: join(x, 'C') }],
+        ['type', { type: 'fifo' }],
+        ...(['mode', 'uid', 'gid', 'size', 'nlink', 'mtimeS', 'mtimeN', 'ctimeS', 'ctimeN'] as const).map(
+          (field): [string, Partial<Rec>] => [field, { [field]: 12345 }],
+        ),
+        ...(['atimeS', 'atimeN', 'dev', 'ino'] as const).map((field): [string, Partial<Rec>] => [
+          field,
+          { [field]: 12345 },
+        ]),
+        ['unreadable', { unreadable: 'EIO' }],
+      ];
+      // Whether a walk given an earlier entry for `path` altered by `change` takes that entry over.
+      const takes = async (path: string, change: Partial<Rec>) => {
+        const parent = dirname(path);
+        // The entry as it is now (a file with a hash), then altered.
+        const now = fresh.find((rec) => rec.path === path) as Rec;
+        const copy = { ...now, ...(now.type === 'file' ? { hash: 'h' } : {}), ...change };
+        const previous = new Map(directories);
+        previous.set(
+          parent,
+          (directories.get(parent) as Rec[]).map((rec) => (rec.path === path ? copy : rec)),
+        );
+        const recs = await pool.walk([x], { previous });
+        expect(bare(recs)).toEqual(bare(fresh));
+        return recs.includes(copy);
+      };
+      expect(await takes(join(x, 'B'), {})).toBe(true);
+      for (const [field, change] of altered) expect(await takes(join(x, 'B'), change), field).toBe(false);
+      expect(await takes(link, {})).toBe(true);
+      expect(await takes(link, { target: 'elsewhere' })).toBe(false);
+    } finally {
+      pool.close();
+    }
   });
 });
