@@ -175,29 +175,41 @@ export function writeHashCache(
   roots: readonly string[],
   recs: readonly Rec[],
 ): void {
-  const kept: [Rec, number][] = [];
+  const kept: Rec[] = [];
+  const under: number[] = [];
   for (const [rec, r] of rootIndexes(roots, recs))
     if (
       rec.type === 'file' &&
       rec.hash !== undefined &&
       typeof rec.ino === 'number' &&
       typeof rec.dev === 'number'
-    )
-      kept.push([rec, r]);
+    ) {
+      kept.push(rec);
+      under.push(r);
+    }
   const n = kept.length;
   const numbers = new Float64Array(n * F);
-  const hashes = Buffer.allocUnsafe(n * 32);
-  const rels: string[] = [];
+  const hexes: string[] = new Array(n);
+  const rels: string[] = new Array(n);
   for (let i = 0; i < n; i++) {
-    const [rec, r] = kept[i] as [Rec, number];
+    const rec = kept[i] as Rec;
+    const r = under[i] as number;
     const root = roots[r] as string;
-    rels.push(rec.path === root ? '' : rec.path.slice(root === '/' ? 1 : root.length + 1));
-    numbers.set(
-      [r, rec.size, rec.mtimeS, rec.mtimeN, rec.ctimeS, rec.ctimeN, rec.ino as number, rec.dev as number],
-      i * F,
-    );
-    hashes.write(rec.hash as string, i * 32, 32, 'hex');
+    rels[i] = rec.path === root ? '' : rec.path.slice(root === '/' ? 1 : root.length + 1);
+    const o = i * F;
+    numbers[o] = r;
+    numbers[o + 1] = rec.size;
+    numbers[o + 2] = rec.mtimeS;
+    numbers[o + 3] = rec.mtimeN;
+    numbers[o + 4] = rec.ctimeS;
+    numbers[o + 5] = rec.ctimeN;
+    numbers[o + 6] = rec.ino as number;
+    numbers[o + 7] = rec.dev as number;
+    hexes[i] = rec.hash as string;
   }
+  // One conversion of all the hashes, not one per file.
+  const hashes = Buffer.from(hexes.join(''), 'hex');
+  if (hashes.length !== n * 32) return; // a hash that is not 64 hex digits: no cache rather than a wrong one
   const paths = Buffer.from(n === 0 ? '' : `${rels.join('\0')}\0`, 'utf8');
   const header = Buffer.from(
     `${JSON.stringify({ format: cacheFormat, roots, files: n, pathBytes: paths.length })}\n`,
