@@ -14,7 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { HashCache, rootIndexes, writeHashCache } from './cache.js';
 import { type Change, compare, pairRenames, settle } from './diff.js';
 import { comparePaths, parentOf } from './entry.js';
-import { hashFile, type Rec, records, sameRec, sameStatRec, toEntry } from './manifest.js';
+import { hashFile, type Rec, sameRec, sameStatRec, toEntry, Walker } from './manifest.js';
 import { byDirectory, poolSize, WalkPool } from './parallel.js';
 import { Watcher, type WatcherStatus } from './watcher.js';
 
@@ -242,8 +242,23 @@ export class Checker {
       return this.pool.walk(this.roots, { progress, previous });
     }
     const recs: Rec[] = [];
-    for (const rec of records(this.roots, this.excluded)) {
+    const walker = new Walker(this.roots, this.excluded);
+    for (let rec = walker.next(); rec; rec = walker.next()) {
       recs.push(rec);
+      // A tree found larger than the cache said (or with no cache): the rest of it on the workers, which pay for
+      // their start from this size on.
+      if (recs.length === poolFrom.entries && this.threads > 0) {
+        this.usePool(recs.length);
+        const pool = this.pool as WalkPool | undefined;
+        if (pool) {
+          const walked = recs.length;
+          const rest = await pool.walkFrom(walker.rest(), {
+            progress: (entries) => this.progress?.(phase, walked + entries),
+          });
+          for (const entry of rest) recs.push(entry);
+          return recs;
+        }
+      }
       if (recs.length % yieldEvery === 0) {
         if (recs.length % 5000 === 0) this.progress?.(phase, recs.length);
         await yieldNow();

@@ -198,44 +198,105 @@ const byName = (a: string, b: string) => comparePaths(a, b);
  * names of the directories on the current path are held, so memory does not grow with the tree.
  */
 export function* records(roots: readonly string[], excluded: ReadonlySet<string>): Generator<Rec> {
-  for (const root of [...roots].sort(comparePaths)) {
-    if (excluded.has(root)) continue;
-    const top = statRec(root);
-    if (!top) continue;
-    // Each frame: a directory and its sorted names not yet visited, last name first (popped).
-    const stack: { dir: string; names: string[] }[] = [];
-    const enter = (entry: Rec) => {
-      if (entry.type !== 'directory') return;
-      try {
-        const names = readdirSync(entry.path).sort(byName).reverse();
-        stack.push({ dir: entry.path, names });
-      } catch (error) {
-        entry.unreadable = code(error);
+  const walker = new Walker(roots, excluded);
+  for (let rec = walker.next(); rec; rec = walker.next()) yield rec;
+}
+
+/**
+ * `records` one entry at a time, which can stop part way and give what is left as entries of their own
+ * (`rest`): each is looked at (a directory is not listed yet), and the walk of them, each followed by
+ * everything below it, in order, is the rest of this walk.
+ */
+export class Walker {
+  /** The roots not begun, sorted, last first (popped). */
+  private readonly roots: string[];
+  /** Each frame: a directory and its sorted names not yet visited, last name first (popped). */
+  private readonly stack: { dir: string; names: string[] }[] = [];
+
+  constructor(
+    roots: readonly string[],
+    private readonly excluded: ReadonlySet<string>,
+  ) {
+    this.roots = [...roots].sort(comparePaths).reverse();
+  }
+
+  private enter(entry: Rec): void {
+    if (entry.type !== 'directory') return;
+    try {
+      const names = readdirSync(entry.path).sort(byName).reverse();
+      this.stack.push({ dir: entry.path, names });
+    } catch (error) {
+      entry.unreadable = code(error);
+    }
+  }
+
+  /** The next entry, or undefined at the end. */
+  next(): Rec | undefined {
+    for (;;) {
+      const frame = this.stack[this.stack.length - 1];
+      if (!frame) {
+        const root = this.roots.pop();
+        if (root === undefined) return undefined;
+        if (this.excluded.has(root)) continue;
+        const top = statRec(root);
+        if (!top) continue;
+        this.enter(top);
+        return top;
       }
-    };
-    enter(top);
-    yield top;
-    while (stack.length > 0) {
-      const frame = stack[stack.length - 1] as { dir: string; names: string[] };
       const name = frame.names.pop();
       if (name === undefined) {
-        stack.pop();
+        this.stack.pop();
         continue;
       }
-      const path = join(frame.dir, name);
-      if (excluded.has(path)) continue;
-      let entry: Rec | undefined;
-      try {
-        entry = statRec(path);
-        // A name that is not valid UTF-8 comes back altered and cannot be looked up: say so, never skip it.
-        if (!entry && name.includes('\uFFFD')) entry = placeholder(path, 'EILSEQ');
-      } catch (error) {
-        entry = placeholder(path, code(error));
-      }
+      const entry = this.look(join(frame.dir, name), name);
       if (!entry) continue; // removed between the listing and the look-up
-      enter(entry);
-      yield entry;
+      this.enter(entry);
+      return entry;
     }
+  }
+
+  /** One name of a listing looked at; undefined if it is excluded or gone. */
+  private look(path: string, name: string): Rec | undefined {
+    if (this.excluded.has(path)) return undefined;
+    try {
+      const entry = statRec(path);
+      // A name that is not valid UTF-8 comes back altered and cannot be looked up: say so, never skip it.
+      if (!entry && name.includes('\uFFFD')) return placeholder(path, 'EILSEQ');
+      return entry;
+    } catch (error) {
+      return placeholder(path, code(error));
+    }
+  }
+
+  /**
+   * What is left of the walk: the names not visited yet in every directory on the current path and the roots
+   * not begun, looked at, in order. Walking each of them (the directories among them not listed yet) in turn is
+   * the rest of this walk; this walker is done.
+   */
+  rest(): Rec[] {
+    const paths: [string, string][] = [];
+    // The deepest directory's names come first: they sort before those of the directories above it.
+    for (let f = this.stack.length - 1; f >= 0; f--) {
+      const frame = this.stack[f] as { dir: string; names: string[] };
+      for (let n = frame.names.length - 1; n >= 0; n--) {
+        const name = frame.names[n] as string;
+        paths.push([join(frame.dir, name), name]);
+      }
+    }
+    this.stack.length = 0;
+    const tops: Rec[] = [];
+    for (const [path, name] of paths) {
+      const entry = this.look(path, name);
+      if (entry) tops.push(entry);
+    }
+    for (let r = this.roots.length - 1; r >= 0; r--) {
+      const root = this.roots[r] as string;
+      if (this.excluded.has(root)) continue;
+      const top = statRec(root);
+      if (top) tops.push(top);
+    }
+    this.roots.length = 0;
+    return tops;
   }
 }
 

@@ -333,7 +333,6 @@ export class WalkPool {
    * exclusions are the ones it was opened with). `progress` is told the number of entries listed so far.
    */
   async walk(roots: readonly string[], options: WalkOptions = {}): Promise<Rec[]> {
-    const { progress, previous, directories } = options;
     if (this.failure) throw this.failure;
     const tops: Rec[] = [];
     for (const root of [...roots].sort(comparePaths)) {
@@ -341,8 +340,20 @@ export class WalkPool {
       const top = statRec(root);
       if (top) tops.push(top);
     }
+    return this.walkFrom(tops, options);
+  }
+
+  /**
+   * Entries already looked at, in `comparePaths` order and not inside one another (`Walker.rest`), each followed
+   * by everything below it: the directories among them are listed here (and marked unreadable if they cannot be).
+   */
+  async walkFrom(tops: readonly Rec[], options: WalkOptions = {}): Promise<Rec[]> {
+    const { progress, previous, directories } = options;
+    if (this.failure) throw this.failure;
     const listings = new Map<string, Listing>();
-    const queue: string[] = tops.filter((top) => top.type === 'directory').map((top) => top.path);
+    const queue: string[] = tops
+      .filter((top) => top.type === 'directory' && top.unreadable === undefined)
+      .map((top) => top.path);
     let listed = 0;
     let reported = 0;
     await new Promise<void>((resolve, reject) => {
@@ -441,7 +452,7 @@ export class WalkPool {
     };
     for (const top of tops) {
       out.push(top);
-      if (top.type === 'directory') emit(top);
+      if (top.type === 'directory' && top.unreadable === undefined) emit(top);
     }
     return out;
   }

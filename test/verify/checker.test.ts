@@ -433,10 +433,13 @@ describe('Checker hash cache', () => {
 });
 
 describe('Checker on worker threads and on its own thread', () => {
-  it('gives the same report either way', async () => {
-    // The pool is used for large trees only: here for any.
+  it.each([
+    ['from the start', 0, 0],
+    ['from part way through the first walk', 7, Number.MAX_SAFE_INTEGER],
+  ])('gives the same report either way, the workers walking %s', async (_, entries, files) => {
+    // The pool is used for large trees only: here for any, or once the first walk (without a cache) has found 7.
     const saved = { ...poolFrom };
-    Object.assign(poolFrom, { entries: 0, files: 0 });
+    Object.assign(poolFrom, { entries, files });
     onTestFinished(() => {
       Object.assign(poolFrom, saved);
     });

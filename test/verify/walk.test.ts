@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalRoots } from '../../src/verify/check.js';
 import { comparePaths } from '../../src/verify/entry.js';
 import type { Rec } from '../../src/verify/manifest.js';
-import { hashFile, records, walk } from '../../src/verify/manifest.js';
+import { hashFile, records, Walker, walk } from '../../src/verify/manifest.js';
 import { byDirectory, WalkPool } from '../../src/verify/parallel.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -131,6 +131,37 @@ describe('hashFile', () => {
     writeFileSync(file, content);
     expect(hashFile(file)).toEqual({ hash: createHash('sha256').update(content).digest('hex') });
     expect(hashFile(join(base, 'missing'))).toEqual({ error: 'ENOENT' });
+  });
+});
+
+describe('Walker', () => {
+  it('stopped anywhere, gives a rest that the workers walk into exactly the rest of records', async () => {
+    const x = join(base, 'x');
+    const y = join(base, 'x-y');
+    tree(x, 2);
+    tree(y, 1);
+    mkdirSync(join(x, 'empty'));
+    symlinkSync('a', join(x, 'to-a'));
+    writeFileSync(Buffer.concat([Buffer.from(`${y}/bad-`), Buffer.from([0xff])]), 'x');
+    const excluded = new Set([`${x}/a-b`, `${y}/a.b`]);
+    const roots = [y, x];
+    [...records(roots, excluded)];
+    const whole = [...records(roots, excluded)];
+    expect(whole.some((rec) => rec.unreadable === 'EILSEQ')).toBe(true);
+    const pool = WalkPool.open(excluded, 2) as WalkPool;
+    expect(pool).toBeDefined();
+    try {
+      for (let cut = 0; cut <= whole.length; cut++) {
+        const walker = new Walker(roots, excluded);
+        const head: Rec[] = [];
+        for (let n = 0; n < cut; n++) head.push(walker.next() as Rec);
+        const rest = await pool.walkFrom(walker.rest());
+        expect([...head, ...rest], `cut after ${cut}`).toEqual(whole);
+        expect(walker.next()).toBeUndefined();
+      }
+    } finally {
+      pool.close();
+    }
   });
 });
 
