@@ -223,6 +223,12 @@ export class Checker {
     this.pool = WalkPool.open(this.excluded, this.threads);
   }
 
+  /** Lets the first manifest go (the run is over, or could not be checked). */
+  private forgetBefore(): void {
+    this.before = [];
+    this.beforeDirectories = undefined;
+  }
+
   private closePool(): void {
     this.pool?.close();
     this.pool = undefined;
@@ -323,8 +329,7 @@ export class Checker {
       // reports the error rather than a clean tree.
       this.closePool();
       await this.watcher.stop();
-      this.before = [];
-      this.beforeDirectories = undefined;
+      this.forgetBefore();
       if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
       throw error;
     }
@@ -428,8 +433,7 @@ export class Checker {
         change.time = new Date(seen.first).toISOString();
       } else if (watching && !(change.type === 'directory' && change.kind === 'modified')) missed++;
     }
-    this.before = [];
-    this.beforeDirectories = undefined;
+    this.forgetBefore();
     if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
     await stopping;
 
@@ -451,8 +455,7 @@ export class Checker {
   async abandon(): Promise<void> {
     this.closePool();
     await this.watcher.stop();
-    this.before = [];
-    this.beforeDirectories = undefined;
+    this.forgetBefore();
     if (this.ownCache) rmSync(this.cacheDir, { recursive: true, force: true });
   }
 

@@ -237,8 +237,7 @@ export class Walker {
       if (!frame) {
         const root = this.roots.pop();
         if (root === undefined) return undefined;
-        if (this.excluded.has(root)) continue;
-        const top = statRec(root);
+        const top = this.top(root);
         if (!top) continue;
         this.enter(top);
         return top;
@@ -253,6 +252,11 @@ export class Walker {
       this.enter(entry);
       return entry;
     }
+  }
+
+  /** A root looked at; undefined if it is excluded or not there. */
+  private top(root: string): Rec | undefined {
+    return this.excluded.has(root) ? undefined : statRec(root);
   }
 
   /** One name of a listing looked at; undefined if it is excluded or gone. */
@@ -274,27 +278,22 @@ export class Walker {
    * the rest of this walk; this walker is done.
    */
   rest(): Rec[] {
-    const paths: [string, string][] = [];
-    // The deepest directory's names come first: they sort before those of the directories above it.
+    const tops: Rec[] = [];
+    // The deepest directory's names come first: they sort before those of the directories above it. Names and
+    // roots are held last first.
     for (let f = this.stack.length - 1; f >= 0; f--) {
       const frame = this.stack[f] as { dir: string; names: string[] };
       for (let n = frame.names.length - 1; n >= 0; n--) {
         const name = frame.names[n] as string;
-        paths.push([join(frame.dir, name), name]);
+        const entry = this.look(join(frame.dir, name), name);
+        if (entry) tops.push(entry);
       }
     }
-    this.stack.length = 0;
-    const tops: Rec[] = [];
-    for (const [path, name] of paths) {
-      const entry = this.look(path, name);
-      if (entry) tops.push(entry);
-    }
     for (let r = this.roots.length - 1; r >= 0; r--) {
-      const root = this.roots[r] as string;
-      if (this.excluded.has(root)) continue;
-      const top = statRec(root);
+      const top = this.top(this.roots[r] as string);
       if (top) tops.push(top);
     }
+    this.stack.length = 0;
     this.roots.length = 0;
     return tops;
   }

@@ -7,8 +7,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { EntryType } from './entry.js';
-import { comparePaths } from './entry.js';
-import { type Rec, statRec } from './manifest.js';
+import { type Rec, Walker } from './manifest.js';
 
 /** Numbers per entry in a listing: type, mode, uid, gid, size, nlink, three times (s, ns), dev, ino. */
 const K = 14;
@@ -334,13 +333,8 @@ export class WalkPool {
    */
   async walk(roots: readonly string[], options: WalkOptions = {}): Promise<Rec[]> {
     if (this.failure) throw this.failure;
-    const tops: Rec[] = [];
-    for (const root of [...roots].sort(comparePaths)) {
-      if (this.excluded.has(root)) continue;
-      const top = statRec(root);
-      if (top) tops.push(top);
-    }
-    return this.walkFrom(tops, options);
+    // A walk not begun leaves its roots, looked at, in order.
+    return this.walkFrom(new Walker(roots, this.excluded).rest(), options);
   }
 
   /**
