@@ -8,8 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 /** A batch goes to the worker once it holds this many UTF-16 code units of text. */
-const BATCH_CHARS = 1_000_000;
-const MAX_IN_FLIGHT = 2;
+const BATCH_CHARS = 500_000;
+// Deep enough that the export does not wait while the thread starts and loads its ranks (the first batches queue
+// up meanwhile) and smaller batches, so the wait for the last counts at the end is short: at most 6 M code
+// units of text (and their rows) held.
+const MAX_IN_FLIGHT = 12;
 
 const workerFile = fileURLToPath(new URL('./count-worker.js', import.meta.url));
 

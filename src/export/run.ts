@@ -294,14 +294,15 @@ export class Exporter {
   async fromStore(sessions: SessionStore, onSession?: (done: number, total: number) => void): Promise<void> {
     const ids = sessions.allIds({ branches: this.settings.branches === true });
     const learn = this.settings.redactor?.learnNames?.bind(this.settings.redactor);
-    // First pass: the people's names of every session, so that a name learned in the last one is redacted in the first.
-    if (learn)
-      for (const id of ids) {
-        learn(sessions.row(id)?.cwd ?? '');
-        learn(sessions.messages(id));
-      }
     let done = 0;
     await this.finishing(async () => {
+      // First pass: the people's names of every session, so that a name learned in the last one is redacted in the
+      // first.
+      if (learn)
+        for (const id of ids) {
+          learn(sessions.row(id)?.cwd ?? '');
+          learn(sessions.messages(id));
+        }
       for (const id of ids) {
         onSession?.(++done, ids.length);
         const row = sessions.row(id);
@@ -343,9 +344,9 @@ export class Exporter {
     }
     const dpo = this.settings.format.name === 'dpo';
     const learn = this.settings.redactor?.learnNames?.bind(this.settings.redactor);
-    // First pass: the people's names of every pair (lines that cannot be read are said by the second pass).
-    if (learn) for (const { pair } of pairLines(run, () => {})) learn(pair);
     await this.finishing(async () => {
+      // First pass: the people's names of every pair (lines that cannot be read are said by the second pass).
+      if (learn) for (const { pair } of pairLines(run, () => {})) learn(pair);
       if (run.mode === 'free' && this.settings.unit === 'session' && !dpo) {
         await this.freeSessions(run, short);
       } else {
@@ -408,6 +409,9 @@ export class Exporter {
 
   /** Every sample taken, then the report completed (the counts of the thread waited for). */
   private async finishing(takeAll: () => Promise<void>): Promise<void> {
+    // The counting thread starts before the first row (its start and the ranks' loading overlap the names pass
+    // and the first sessions instead of holding up the first batch).
+    this.counter();
     try {
       await takeAll();
     } catch (error) {

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import type { Count } from './budget.js';
+import { scanner } from './o200k.js';
 
 export interface Measure {
   /** What the counts are in: `o200k_base`, or the tokenizer file. */
@@ -16,15 +17,60 @@ export interface Measure {
 // Loaded on the first count (its ranks are ~70 MB of heap): an export whose counts are made on the counting
 // thread (count-thread.ts) never loads it on the main thread.
 const require = createRequire(import.meta.url);
-let countTokens: Count | undefined;
+type CountWith = (text: string, options: { disallowedSpecial: Set<string> }) => number;
+let countTokens: CountWith | undefined;
+/**
+ * A special token's text (`<|endoftext|>`, `<|im_start|>`, …) in a session is text like any other: a log of work
+ * on a tokenizer or a chat template holds them. gpt-tokenizer refuses them by default (it throws, which ended the
+ * whole export); counted as ordinary text, as the trainer's text is.
+ */
+const ORDINARY = { disallowedSpecial: new Set<string>() };
+
+interface Core {
+  getBpeRankFromString(piece: string): number | undefined;
+  bytePairEncode(piece: string): number[];
+}
+
+/** gpt-tokenizer's count, through the scanner of o200k.ts over its own encoder where that is there. */
+function load(): Count {
+  const module = require('gpt-tokenizer/encoding/o200k_base') as {
+    countTokens: CountWith;
+    default?: { bytePairEncodingCoreProcessor?: Core };
+  };
+  const whole = (text: string) => module.countTokens(text, ORDINARY);
+  const core = module.default?.bytePairEncodingCoreProcessor;
+  // the encoder is gpt-tokenizer's own (not its API): a version without it is counted through its API
+  if (typeof core?.getBpeRankFromString !== 'function' || typeof core.bytePairEncode !== 'function')
+    return whole;
+  return scanner(
+    {
+      rank: (piece) => core.getBpeRankFromString(piece),
+      merge: (piece) => core.bytePairEncode(piece).length,
+    },
+    whole,
+  );
+}
+
+let counter: Count | undefined;
 
 export const o200k: Measure = {
   name: 'o200k_base',
   count: (text) => {
-    countTokens ??= (require('gpt-tokenizer/encoding/o200k_base') as { countTokens: Count }).countTokens;
-    return countTokens(text);
+    counter ??= load();
+    return counter(text);
   },
 };
+
+/** gpt-tokenizer's own count (its API, its regex): what o200k.count must equal. */
+export function o200kByLibrary(text: string): number {
+  countTokens ??= (require('gpt-tokenizer/encoding/o200k_base') as { countTokens: CountWith }).countTokens;
+  return countTokens(text, ORDINARY);
+}
+
+/** Loads o200k's ranks now (about 0.3 s) rather than on the first count: the counting thread does it at its start. */
+export function loadO200k(): void {
+  o200k.count('');
+}
 
 export class TokenizerError extends Error {}
 
