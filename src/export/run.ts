@@ -1,8 +1,6 @@
 // The export pipeline: samples from the store or a run's pairs, then clean, redact, render, drop duplicates, split
 // and write — one sample at a time, so memory does not grow with the store (apart from the duplicate digests).
-import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
-import { canonicalJson } from '../model/canonical-json.js';
 import { type ElideOptions, elideOptions, type ShownSettings, savings } from '../replay/elide.js';
 import type { Pair } from '../replay/pairs.js';
 import { readLines } from '../sources/lines.js';
@@ -19,6 +17,7 @@ import {
 } from './build.js';
 import { type Redacting, redactSample } from './clean.js';
 import { CountThread } from './count-thread.js';
+import { RowSerialiser } from './row.js';
 import type { Format, Sample, SampleMessage, Unit } from './sample.js';
 import { type Side, sideOf } from './split.js';
 import { type Measure, o200k, remembering } from './tokenizer.js';
@@ -104,6 +103,7 @@ function tokens(sample: Sample, count: Count): { total: number; trained: number 
 export class Exporter {
   readonly report: ExportReport;
   private readonly seen = new Set<string>();
+  private readonly rows = new RowSerialiser();
   private readonly count: Count;
   /** Row lengths before and after the budget (one number a row, for the percentiles). */
   private readonly before: number[] = [];
@@ -262,12 +262,10 @@ export class Exporter {
       return;
     }
     for (const warning of rendered.warnings ?? []) bump(this.report.warnings, warning);
-    // U+2028/U+2029 are valid inside JSON strings but split lines for readers like Python's str.splitlines().
-    const row = JSON.stringify(rendered.row)
-      .replace(/\u2028/g, '\\u2028')
-      .replace(/\u2029/g, '\\u2029');
     // Exact duplicates by the canonical form of what would be written (16 bytes each, kept for the run).
-    const digest = createHash('sha256').update(canonicalJson(rendered.row)).digest('base64').slice(0, 22);
+    const { line, digest } = this.rows.serialise(rendered.row);
+    // U+2028/U+2029 are valid inside JSON strings but split lines for readers like Python's str.splitlines().
+    const row = line.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
     if (this.seen.has(digest)) {
       this.report.duplicates++;
       if (thread) await this.later(thread, sample, false);
