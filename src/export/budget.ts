@@ -3,6 +3,7 @@
 // context first; session rows are split into rows that fit, each training its own stretch of the session with as
 // much of what came before as fits as untrained context. A cut is said in the row, as the agents say a compaction:
 // a user message at the cut, so every row still begins with a user message. Pure: the counter is handed in.
+import { sameJson } from '../model/canonical-json.js';
 import type { AssistantMessage, Sample, SampleMessage, SampleTool, UserMessage } from './sample.js';
 
 /** Tokens of a text in the tokenizer being trained with. */
@@ -34,18 +35,25 @@ export function toolTokens(tools: readonly SampleTool[], count: Count): number {
 
 /** A session's rows share its tool list: its text is made once. */
 const toolsTexts = new WeakMap<readonly SampleTool[], string>();
+/** The last list made into text: the next session's list is most often the same values (the same catalogue). */
+let last: { tools: readonly SampleTool[]; text: string } | undefined;
 
 /** The text `toolTokens` counts (a non-empty list). */
 export function toolsText(tools: readonly SampleTool[]): string {
   let text = toolsTexts.get(tools);
   if (text === undefined) {
-    text = JSON.stringify(
-      tools.map((tool) => ({
-        type: 'function',
-        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-      })),
-    );
+    // sameJson: the same values with their keys in the same order, so the same text (and no string is built)
+    text =
+      last && sameJson(tools, last.tools)
+        ? last.text
+        : JSON.stringify(
+            tools.map((tool) => ({
+              type: 'function',
+              function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+            })),
+          );
     toolsTexts.set(tools, text);
+    last = { tools, text };
   }
   return text;
 }

@@ -9,6 +9,7 @@ import {
   perMessage,
   sampleTokens,
   spread,
+  toolsText,
 } from '../../src/export/budget.js';
 import type { AssistantMessage, Sample, SampleMessage } from '../../src/export/sample.js';
 
@@ -271,5 +272,31 @@ describe('opened', () => {
       assistant('Summary of before.'),
     ]);
     expect(opened(sample([user('Hi.'), assistant('Hello.', true)]))).toBeUndefined();
+  });
+});
+
+describe('toolsText', () => {
+  const list = (description: string, type = 'string') => [
+    { name: 'Read', description, parameters: { type: 'object', properties: { path: { type } } } },
+    { name: 'Bash', description: 'runs a command', parameters: { type: 'object' } },
+  ];
+  const expected = (tools: ReturnType<typeof list>) =>
+    JSON.stringify(
+      tools.map((tool) => ({
+        type: 'function',
+        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+      })),
+    );
+
+  it('is the JSON of the tools’ function form, for lists with the same values and for lists that differ', () => {
+    // one after another, so a list's text may be the one made for the list before it
+    for (const tools of [
+      list('reads'),
+      list('reads'),
+      list('reads a file'),
+      list('reads', 'number'),
+      list('reads'),
+    ])
+      expect(toolsText(tools)).toBe(expected(tools));
   });
 });
