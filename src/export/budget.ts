@@ -4,6 +4,7 @@
 // much of what came before as fits as untrained context. A cut is said in the row, as the agents say a compaction:
 // a user message at the cut, so every row still begins with a user message. Pure: the counter is handed in.
 import { sameJson } from '../model/canonical-json.js';
+import { functionTool } from './formats/common.js';
 import type { AssistantMessage, Sample, SampleMessage, SampleTool, UserMessage } from './sample.js';
 
 /** Tokens of a text in the tokenizer being trained with. */
@@ -43,15 +44,7 @@ export function toolsText(tools: readonly SampleTool[]): string {
   let text = toolsTexts.get(tools);
   if (text === undefined) {
     // sameJson: the same values with their keys in the same order, so the same text (and no string is built)
-    text =
-      last && sameJson(tools, last.tools)
-        ? last.text
-        : JSON.stringify(
-            tools.map((tool) => ({
-              type: 'function',
-              function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-            })),
-          );
+    text = last && sameJson(tools, last.tools) ? last.text : JSON.stringify(tools.map(functionTool));
     toolsTexts.set(tools, text);
     last = { tools, text };
   }

@@ -3,7 +3,8 @@
 // piece up: two thirds of an export's counting time. The same split is made here by a scanner over the text's
 // UTF-16 code units, each piece looked up in gpt-tokenizer's own ranks and merged by its own byte-pair encoder,
 // so the counts are its counts (test/export/o200k.test.ts compares the two on every class of character the
-// pattern names). A text holding a surrogate (a character outside the BMP) is counted by gpt-tokenizer itself.
+// pattern names). The parts of a text holding a surrogate (a character outside the BMP) are counted by
+// gpt-tokenizer itself (see scanner).
 //
 // The pattern (gpt-tokenizer's O200K_TOKEN_SPLIT_REGEX, flags gu), one alternative per line, first match wins:
 //   A1  [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[sdmt]|'ll|'ve|'re)?  (any case)
@@ -99,9 +100,10 @@ function a2(text: string, j: number): number {
 export function pieceEnd(text: string, i: number): number {
   const n = text.length;
   const open = opener(text, i);
-  let end = open && i + 1 < n ? a1(text, i + 1) : -1;
+  // an opener at the text's end leaves a1 and a2 nothing to match: -1
+  let end = open ? a1(text, i + 1) : -1;
   if (end < 0) end = a1(text, i);
-  if (end < 0 && open && i + 1 < n) end = a2(text, i + 1);
+  if (end < 0 && open) end = a2(text, i + 1);
   if (end < 0) end = a2(text, i);
   if (end >= 0) return end;
   const bits = at(text, i);

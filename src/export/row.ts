@@ -3,7 +3,7 @@
 // half of every line. Their JSON, canonical form and digest are made once and reused while the next row's tools
 // are the same values with their keys in the same order (`sameJson`, which builds no strings), so what is
 // written and which rows count as duplicates are exactly what serialising each row whole gives.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { canonicalJson, sameJson } from '../model/canonical-json.js';
 
 /** The member whose serialisation is reused. */
@@ -26,46 +26,36 @@ export interface Serialised {
   digest: string;
 }
 
+/** What JSON.stringify writes of an object's member (not undefined, a function or a symbol). */
+const written = (value: unknown) =>
+  value !== undefined && typeof value !== 'function' && typeof value !== 'symbol';
+
+const digestOf = (text: string) => hash('sha256', text, 'base64');
+
 export class RowSerialiser {
   private shared: { value: unknown; json: string; digest: string } | undefined;
 
   serialise(value: unknown): Serialised {
-    const tools = plain(value) ? value[SHARED] : undefined;
-    if (!plain(value) || tools === null || typeof tools !== 'object' || Object.keys(value).some(isInteger))
-      return {
-        line: JSON.stringify(value),
-        digest: createHash('sha256').update(canonicalJson(value)).digest('base64').slice(0, 22),
-      };
-    const row = value;
-    const keys = Object.keys(row);
-    if (!this.shared || !sameJson(tools, this.shared.value)) {
-      this.shared = {
-        value: tools,
-        json: JSON.stringify(tools),
-        digest: createHash('sha256').update(canonicalJson(tools)).digest('base64'),
-      };
-    }
+    const tools = plain(value) && !Object.keys(value).some(isInteger) ? value[SHARED] : undefined;
+    if (!plain(value) || tools === undefined || tools === null || typeof tools !== 'object')
+      return { line: JSON.stringify(value), digest: digestOf(canonicalJson(value)).slice(0, 22) };
+    if (!this.shared || !sameJson(tools, this.shared.value))
+      this.shared = { value: tools, json: JSON.stringify(tools), digest: digestOf(canonicalJson(tools)) };
     const shared = this.shared;
     // JSON.stringify of a plain object: each member with a value, in the object's own order
-    const members: string[] = [];
-    for (const key of keys) {
-      const value = row[key];
-      if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-      members.push(`${JSON.stringify(key)}:${key === SHARED ? shared.json : JSON.stringify(value)}`);
-    }
+    const keys = Object.keys(value).filter((key) => written(value[key]));
+    const member = (key: string) =>
+      `${JSON.stringify(key)}:${key === SHARED ? shared.json : JSON.stringify(value[key])}`;
+    const line = `{${keys.map(member).join(',')}}`;
     // The canonical form with the shared member's text replaced by its own digest (after a '#', which no JSON
     // value starts with): equal rows still hash alike, different ones apart.
-    const hash = createHash('sha256');
-    hash.update('{');
-    let first = true;
-    for (const key of [...keys].sort()) {
-      const value = row[key];
-      if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-      hash.update(`${first ? '' : ','}${JSON.stringify(key)}:`);
-      hash.update(key === SHARED ? `#${shared.digest}` : canonicalJson(value));
-      first = false;
+    const canonical = createHash('sha256');
+    canonical.update('{');
+    for (const [index, key] of [...keys].sort().entries()) {
+      canonical.update(`${index === 0 ? '' : ','}${JSON.stringify(key)}:`);
+      canonical.update(key === SHARED ? `#${shared.digest}` : canonicalJson(value[key]));
     }
-    hash.update('}');
-    return { line: `{${members.join(',')}}`, digest: hash.digest('base64').slice(0, 22) };
+    canonical.update('}');
+    return { line, digest: canonical.digest('base64').slice(0, 22) };
   }
 }

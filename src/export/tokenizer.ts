@@ -34,10 +34,9 @@ interface Core {
 /** gpt-tokenizer's count, through the scanner of o200k.ts over its own encoder where that is there. */
 function load(): Count {
   const module = require('gpt-tokenizer/encoding/o200k_base') as {
-    countTokens: CountWith;
     default?: { bytePairEncodingCoreProcessor?: Core };
   };
-  const whole = (text: string) => module.countTokens(text, ORDINARY);
+  const whole = o200kByLibrary;
   const core = module.default?.bytePairEncodingCoreProcessor;
   // the encoder is gpt-tokenizer's own (not its API): a version without it is counted through its API
   if (typeof core?.getBpeRankFromString !== 'function' || typeof core.bytePairEncode !== 'function')
