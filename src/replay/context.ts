@@ -109,7 +109,7 @@ export interface AskOptions {
   /** `--system-prompt`: replaces the recorded prompt. */
   systemPrompt?: string;
   shown?: ElideOptions;
-  /** The catalogue's tools for this session (`toolsFor`), used where nothing recorded says. */
+  /** The catalogue's tools for this session (`sharedToolsFor`: never changed), used where nothing recorded says. */
   catalogueTools: readonly ToolSpec[];
 }
 

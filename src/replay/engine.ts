@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { sha256 } from '../model/canonical-json.js';
 import type { Session } from '../model/session.js';
@@ -5,12 +6,12 @@ import { type Turn, turns } from '../model/turns.js';
 import type { RunStore } from '../store/runs.js';
 import { turnKey } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
-import { isReadOnly, toolCommentary, toolDefaults, toolsFor } from './catalogue/index.js';
+import { isReadOnly, sharedToolsFor, toolCommentary, toolDefaults } from './catalogue/index.js';
 import { assistantMessage, type ChatMessage } from './chat.js';
 import { askedWith } from './context.js';
 import { elideOptions, type ShownSettings, savings } from './elide.js';
 import { compareCalls, type NormalizeContext } from './match.js';
-import { itemsJson } from './memo.js';
+import { itemsParts, type JsonParts } from './memo.js';
 import { type Pair, type PairSources, type PairsWriter, pairSchema } from './pairs.js';
 import { type Completion, type Provider, ProviderError } from './providers/types.js';
 import { ShortCircuit } from './shortcircuit.js';
@@ -62,8 +63,8 @@ interface Job {
   bytesSaved: number;
   /** The session's last turn to ask in this run. */
   last?: boolean;
-  /** `JSON.stringify(messages)`, made once for the request, the digest and the pair line. */
-  messagesJson?: string;
+  /** The UTF-8 of `JSON.stringify(messages)`, made once for the request, the digest and the pair line. */
+  messagesParts?: JsonParts;
 }
 
 /** How a session's calls are compared: paths relative to its cwd, arguments at the catalogue's defaults. */
@@ -115,7 +116,9 @@ export async function replayForced(run: ForcedRun): Promise<void> {
     // never remove it, so a signal shared by every call would gather one listener per turn (memory, and
     // adding each is slower than the last).
     const call = linked(controller.signal);
-    job.messagesJson = itemsJson(job.messages);
+    job.messagesParts = itemsParts(job.messages);
+    // One buffer, copied into the body and the pair line and hashed in one piece.
+    job.messagesParts.concat();
     const result = run.provider
       .complete(
         {
@@ -124,7 +127,7 @@ export async function replayForced(run: ForcedRun): Promise<void> {
           session: job.session,
           original: job.turn,
           ...(job.wire ? { wire: job.wire } : {}),
-          messagesJson: job.messagesJson,
+          messagesParts: job.messagesParts,
         },
         call.signal,
       )
@@ -173,14 +176,17 @@ export function requestDigest(
   model: string,
   messages: readonly ChatMessage[],
   tools: Pair['tools'],
-  messagesJson = JSON.stringify(messages),
+  messagesParts: JsonParts = itemsParts(messages),
 ): string {
   let tooled = toolDigests.get(tools);
   if (tooled === undefined) {
     tooled = sha256(JSON.stringify(tools));
     toolDigests.set(tools, tooled);
   }
-  return sha256(`${model}\0${tooled}\0${messagesJson}`);
+  // sha256 of `${model}\0${tooled}\0${JSON.stringify(messages)}`, fed the messages' bytes piece by piece.
+  const digest = createHash('sha256').update(`${model}\0${tooled}\0`);
+  for (const piece of messagesParts.done()) digest.update(piece);
+  return digest.digest('hex');
 }
 
 function* jobs(run: ForcedRun): Generator<Job> {
@@ -188,7 +194,8 @@ function* jobs(run: ForcedRun): Generator<Job> {
     const loaded = run.sessions.load(id);
     if (!loaded) continue;
     const { session, own } = loaded;
-    const catalogueTools = toolsFor(session);
+    // Read only (converted once per list): the shared specs, not a copy per session.
+    const catalogueTools = sharedToolsFor(session);
     const shown = elideOptions(session.agent, run.shown);
     // The requests Claude Code recorded (2.1.3xx), by the response each one produced.
     const requests =
@@ -240,9 +247,9 @@ function record(
   outcome: (Completion & { latencyMs?: number }) | ProviderError,
 ): void {
   const { session, turn, number, messages, tools } = job;
-  // The messages' JSON is made once, for the digest and the pair line.
-  const messagesJson = job.messagesJson ?? JSON.stringify(messages);
-  const digest = requestDigest(run.model, messages, tools, messagesJson);
+  // The messages' JSON is made once, for the request, the digest and the pair line.
+  const messagesParts = job.messagesParts ?? itemsParts(messages);
+  const digest = requestDigest(run.model, messages, tools, messagesParts);
   const original = assistantMessage(turn.response);
   if (outcome instanceof ProviderError) {
     run.runs.saveTurn(run.runId, {
@@ -288,7 +295,7 @@ function record(
     ...(job.wire ? { wire: job.wire } : {}),
   };
   // The pair first: on a kill between the two writes, resume finds the pair in the file and does not ask again.
-  run.writer.write(pair, { messages: messagesJson });
+  run.writer.write(pair, { messages: messagesParts });
   run.runs.saveTurn(run.runId, {
     sessionId: session.id,
     turn: number,

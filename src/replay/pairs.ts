@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { readLines } from '../sources/lines.js';
 import type { ChatMessage, ChatTool } from './chat.js';
-import { itemsJson, listJson, objectJson } from './memo.js';
+import { type FieldJson, itemsParts, JsonParts, listBytes, objectParts } from './memo.js';
 import type { Wire } from './wire.js';
 
 export const pairSchema = 'replay-history.pair/v2';
@@ -160,9 +160,9 @@ export class PairsWriter {
     return removed;
   }
 
-  /** `known`: JSON already made of some of the pair's fields (the messages, for the request digest). */
+  /** `known`: JSON already made of some of the pair's fields (the messages, for the request body and digest). */
   write(pair: Pair, known?: KnownJson): void {
-    writeAll(this.fd, Buffer.from(`${pairLine(pair, known)}\n`));
+    writeAll(this.fd, pairParts(pair, known).text('\n').concat());
   }
 
   close(): void {
@@ -172,42 +172,57 @@ export class PairsWriter {
 
 /** JSON a caller already made of a pair's fields, used as is. */
 export interface KnownJson {
-  messages?: string;
+  messages?: JsonParts;
 }
 
 /**
- * `JSON.stringify(pair)`, byte for byte, but the lists that are the same for every turn of a session — the tool
- * list, the wire's tools and system blocks, together half of each line — are serialised once per list (keyed by
- * the list itself) instead of once per turn.
+ * The UTF-8 of `JSON.stringify(pair)`, byte for byte, but the lists that are the same for every turn of a
+ * session — the tool list, the wire's tools and system blocks, together half of each line — and the messages
+ * and content blocks turns share are encoded once each (kept while the list or item lives) instead of once per
+ * turn.
  */
-export function pairLine(pair: Pair, known: KnownJson = {}): string {
-  return objectJson(pair as unknown as Record<string, unknown>, (key, value) => {
+export function pairParts(pair: Pair, known: KnownJson = {}): JsonParts {
+  return objectParts(pair as unknown as Record<string, unknown>, (key, value) => {
     if (key === 'messages' && known.messages !== undefined) return known.messages;
-    if (key === 'tools') return listJson(value);
-    if (key === 'wire' && isRecord(value)) return objectJson(value, wireField);
+    if (key === 'tools') return listBytes(value);
+    if (key === 'wire' && isRecord(value)) return objectParts(value, wireField);
     return JSON.stringify(value);
   });
 }
 
-function wireField(key: string, value: unknown): string | undefined {
+/** `JSON.stringify(pair)`, made as the pairs file's line is (`pairParts`). */
+export function pairLine(pair: Pair, known?: KnownJson): string {
+  return pairParts(pair, known).toString();
+}
+
+function wireField(key: string, value: unknown): FieldJson {
   if (key === 'body' && isRecord(value)) {
-    return objectJson(value, (field, part) =>
+    return objectParts(value, (field, part) =>
       field === 'tools' || field === 'system'
-        ? listJson(part)
+        ? listBytes(part)
         : field === 'messages' && Array.isArray(part)
-          ? `[${part.map(wireMessageJson).join(',')}]`
+          ? wireMessagesParts(part)
           : JSON.stringify(part),
     );
   }
   return JSON.stringify(value);
 }
 
-/** A wire message's JSON, its content blocks serialised once each (they are shared between turns). */
-function wireMessageJson(message: unknown): string {
-  if (!isRecord(message)) return JSON.stringify(message) ?? 'null';
-  return objectJson(message, (key, value) =>
-    key === 'content' && Array.isArray(value) ? itemsJson(value) : JSON.stringify(value),
-  );
+/** A wire message list's JSON, each message's content blocks encoded once (they are shared between turns). */
+function wireMessagesParts(messages: readonly unknown[]): JsonParts {
+  const into = new JsonParts().text('[');
+  messages.forEach((message, index) => {
+    if (index > 0) into.text(',');
+    if (!isRecord(message)) into.text(JSON.stringify(message) ?? 'null');
+    else
+      objectParts(
+        message,
+        (key, value) =>
+          key === 'content' && Array.isArray(value) ? itemsParts(value) : JSON.stringify(value),
+        into,
+      );
+  });
+  return into.text(']');
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -139,7 +139,9 @@ export function toolsFor(session: Session): ToolSpec[] {
 
 /**
  * `toolsFor` without copying the specs of the tool list and the catalogue: shared (and frozen), for callers that
- * only read them (export builds every sample's tools from them: copying cost it 3% of its time).
+ * only read them (export builds every sample's tools from them: copying cost it 3% of its time). A session
+ * that called nothing outside its tool list gets the list itself, the same array for every such session, so
+ * what is made of it once per list (a replay's chat tools and their bytes, `perList`) is made once per run.
  */
 export function sharedToolsFor(session: Session): readonly ToolSpec[] {
   return offered(session, false);
@@ -180,7 +182,8 @@ function offered(session: Session, copy: boolean): readonly ToolSpec[] {
     .sort(([left], [right]) => compareNames(left, right))
     .map(([, spec]) => spec);
   // the lists and the catalogue are frozen (deepFreeze above): shared specs cannot be changed by a caller
-  if (!copy) return [...list.tools, ...added, ...inferred];
+  if (!copy)
+    return added.length === 0 && inferred.length === 0 ? list.tools : [...list.tools, ...added, ...inferred];
   return copies(list.tools)
     .concat(added.map((spec) => structuredClone(spec)))
     .concat(inferred);

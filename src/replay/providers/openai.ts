@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatToolCall } from '../chat.js';
-import { listJson, objectJson } from '../memo.js';
+import { type JsonParts, listBytes, objectParts } from '../memo.js';
 import { providerError } from './errors.js';
 import type { Completion, Provider } from './types.js';
 
@@ -45,10 +45,11 @@ export function openaiProvider(options: HttpOptions): Provider {
       };
       try {
         if (options.stream) return await streamed(client, body, signal);
-        // The body as `chat.completions.create` would serialise it, made from JSON already at hand (the
-        // messages, and the session's tool list made once): the context is not serialised again per turn.
+        // The body as `chat.completions.create` would serialise it, made from bytes already at hand (the
+        // messages, and the session's tool list made once): the context is not serialised again per turn. The
+        // SDK sends a buffer as it is, and again on a retry.
         const response = await client.post<OpenAI.ChatCompletion>('/chat/completions', {
-          body: bodyJson(body, request.messagesJson),
+          body: bodyBytes(body, request.messagesParts),
           headers: { 'content-type': 'application/json' },
           ...(signal ? { signal } : {}),
         });
@@ -77,15 +78,15 @@ export function openaiProvider(options: HttpOptions): Provider {
   };
 }
 
-/** `JSON.stringify({ ...body, stream: false })`, byte for byte, with the messages' and tools' JSON reused. */
-export function bodyJson(body: Record<string, unknown>, messagesJson?: string): string {
-  return objectJson({ ...body, stream: false }, (key, value) =>
-    key === 'messages' && messagesJson !== undefined
-      ? messagesJson
+/** The UTF-8 of `JSON.stringify({ ...body, stream: false })`, byte for byte, the messages' and tools' bytes reused. */
+export function bodyBytes(body: Record<string, unknown>, messages?: JsonParts): Buffer {
+  return objectParts({ ...body, stream: false }, (key, value) =>
+    key === 'messages' && messages !== undefined
+      ? messages
       : key === 'tools'
-        ? listJson(value)
+        ? listBytes(value)
         : JSON.stringify(value),
-  );
+  ).concat();
 }
 
 /** A streamed answer, put back together: text, reasoning, and tool calls whose arguments arrive in pieces. */

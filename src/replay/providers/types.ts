@@ -1,6 +1,7 @@
 import type { Session } from '../../model/session.js';
 import type { Turn } from '../../model/turns.js';
 import type { ChatMessage, ChatTool } from '../chat.js';
+import type { JsonParts } from '../memo.js';
 import type { Wire } from '../wire.js';
 
 /** One model call: the context in chat form, the tools offered, and where it came from. */
@@ -13,10 +14,10 @@ export interface CompletionRequest {
   /** The same request on the agent's own wire (`wire.ts`): a provider speaking that wire sends it as it is. */
   wire?: Wire;
   /**
-   * `JSON.stringify(messages)`, made once by the engine for the request digest and the pair line: a provider
-   * sending the chat messages as they are uses it rather than serialising them again.
+   * The UTF-8 of `JSON.stringify(messages)`, made once by the engine for the request digest and the pair line: a
+   * provider sending the chat messages as they are uses it rather than serialising them again.
    */
-  messagesJson?: string;
+  messagesParts?: JsonParts;
 }
 
 export interface Completion {

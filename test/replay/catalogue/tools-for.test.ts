@@ -142,6 +142,15 @@ describe('toolsFor', () => {
       expect(() => {
         (shared[0] as { description: string }).description = 'changed';
       }).toThrow(TypeError);
+      // Nothing called outside the list: the list itself, one array for every such session (what a replay
+      // makes of it once per list is then made once per run); a session that adds tools gets its own.
+      const plain = sharedToolsFor(session(agent, [[call('Read', { file_path: '/a' })]]));
+      expect(sharedToolsFor(session(agent, []))).toBe(listed);
+      expect(plain === listed).toBe(
+        toolsFor(session(agent, [[call('Read', { file_path: '/a' })]])).length === listed.length,
+      );
+      expect(shared).not.toBe(listed);
+      expect(Object.isFrozen(listed)).toBe(true);
     }
   });
 
