@@ -116,7 +116,7 @@ export async function replay(
       if (!existsSync(dir) || !statSync(dir).isDirectory())
         throw new UserError(`--watch ${dir}: no such directory`, 'name a directory that exists');
     }
-    sessionIds = resolveTargets(db, targets, options.all === true, undefined, {
+    sessionIds = await resolveTargets(db, targets, options.all === true, undefined, {
       branches: options.branches === true,
     });
     outFile = resolve(options.out);

@@ -1,11 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import type { RunStore } from '../../store/runs.js';
-import { Checker, canonicalRoots, type Report } from '../../verify/check.js';
+import type { Checker, Report } from '../../verify/check.js';
 import type { Change } from '../../verify/diff.js';
 import { comparePaths } from '../../verify/entry.js';
-import { CopyOnWrite, type ViewStatus } from '../../verify/overlay.js';
+import type { CopyOnWrite, ViewStatus } from '../../verify/overlay.js';
 import { formatReport } from '../../verify/report.js';
-import { tooBroad } from '../../verify/scope.js';
 import { progressBar, warn } from '../output.js';
 
 /** The side-effect check around a replay: what is watched, and why some recorded cwds are not. */
@@ -50,14 +49,24 @@ export async function startCheck(options: {
   agent?: { sandbox: boolean };
 }): Promise<ReplayCheck> {
   const absent = new Set<string>();
-  const skipped: ReplayCheck['skipped'] = [];
-  const candidates = [...options.watch];
+  const present: string[] = [];
   for (const cwd of new Set(options.cwds)) {
     if (!cwd) continue;
-    if (!isDirectory(cwd)) {
-      absent.add(cwd);
-      continue;
-    }
+    if (isDirectory(cwd)) present.push(cwd);
+    else absent.add(cwd);
+  }
+  // The checker's modules (the walker, its worker pool, the watcher) are loaded only when there is something to
+  // check: a replay of sessions recorded elsewhere starts without them.
+  if (options.watch.length === 0 && present.length === 0)
+    return { roots: [], absent: [...absent], skipped: [], sheltered: [] };
+  const [{ Checker, canonicalRoots }, { CopyOnWrite }, { tooBroad }] = await Promise.all([
+    import('../../verify/check.js'),
+    import('../../verify/overlay.js'),
+    import('../../verify/scope.js'),
+  ]);
+  const skipped: ReplayCheck['skipped'] = [];
+  const candidates = [...options.watch];
+  for (const cwd of present) {
     const broad = tooBroad(cwd);
     if (broad) skipped.push({ cwd, reason: broad });
     else candidates.push(cwd);

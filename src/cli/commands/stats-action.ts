@@ -9,9 +9,13 @@ import { formatBytes, progressBar, table, writeOut } from '../output.js';
 import type { StatsOptions } from './stats.js';
 import { resolveTargets } from './targets.js';
 
-export function elisionReport(db: ReturnType<typeof openDb>, targets: string[], options: StatsOptions): void {
+export async function elisionReport(
+  db: ReturnType<typeof openDb>,
+  targets: string[],
+  options: StatsOptions,
+): Promise<void> {
   const sessions = new SessionStore(db);
-  const ids = resolveTargets(db, targets, targets.length === 0, 'nothing to count');
+  const ids = await resolveTargets(db, targets, targets.length === 0, 'nothing to count');
   const figures = emptyFigures();
   const bar = progressBar('stats');
   const settings = {

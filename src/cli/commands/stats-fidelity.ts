@@ -30,9 +30,9 @@ interface SessionFidelity {
  * rebuilt from records, whether each rebuilt message hashes to the tail hash it was recorded under (a
  * self-check of the reader on the user's own history).
  */
-export function fidelityReport(db: Db, targets: string[], options: StatsOptions): void {
+export async function fidelityReport(db: Db, targets: string[], options: StatsOptions): Promise<void> {
   const store = new SessionStore(db);
-  const ids = resolveTargets(db, targets, targets.length === 0, 'nothing to count');
+  const ids = await resolveTargets(db, targets, targets.length === 0, 'nothing to count');
   const bar = progressBar('stats');
   const results: SessionFidelity[] = [];
   ids.forEach((id, index) => {

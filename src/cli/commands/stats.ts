@@ -80,7 +80,7 @@ Examples:
           command: 'stats with log paths',
         });
         try {
-          fidelityReport(db, targets, options);
+          await fidelityReport(db, targets, options);
         } finally {
           db.close();
         }
@@ -91,7 +91,7 @@ Examples:
       // Log paths among the targets are ingested first: only then does stats write.
       const db = openDb(options.db, { readOnly: !targets.some(existsSync), command: 'stats with log paths' });
       try {
-        elisionReport(db, targets, options);
+        await elisionReport(db, targets, options);
       } finally {
         db.close();
       }
