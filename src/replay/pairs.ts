@@ -9,6 +9,7 @@ import {
   renameSync,
   rmSync,
   writeSync,
+  writevSync,
 } from 'node:fs';
 import { readLines } from '../sources/lines.js';
 import type { ChatMessage, ChatTool } from './chat.js';
@@ -162,7 +163,7 @@ export class PairsWriter {
 
   /** `known`: JSON already made of some of the pair's fields (the messages, for the request body and digest). */
   write(pair: Pair, known?: KnownJson): void {
-    writeAll(this.fd, pairParts(pair, known).text('\n').concat());
+    writeAllParts(this.fd, pairParts(pair, known).text('\n').done());
   }
 
   close(): void {
@@ -233,6 +234,30 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function writeAll(fd: number, bytes: Buffer): void {
   let written = 0;
   while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+}
+
+/**
+ * The line's pieces with one gathering write (`writev`; libuv splits it at the system's limit of pieces), not
+ * copied into one buffer first. A short write is continued from the first byte not written (a full disk raises
+ * there instead).
+ */
+function writeAllParts(fd: number, pieces: readonly Buffer[]): void {
+  let rest = pieces;
+  while (rest.length > 0) rest = unwritten(rest, writevSync(fd, rest as Buffer[]));
+}
+
+/** What of `pieces` is left after the first `written` bytes of them were written. */
+export function unwritten(pieces: readonly Buffer[], written: number): readonly Buffer[] {
+  let index = 0;
+  let left = written;
+  while (index < pieces.length && left >= (pieces[index] as Buffer).length) {
+    left -= (pieces[index] as Buffer).length;
+    index++;
+  }
+  const partial = pieces[index];
+  return partial !== undefined && left > 0
+    ? [partial.subarray(left), ...pieces.slice(index + 1)]
+    : pieces.slice(index);
 }
 
 function fstatSizeOf(path: string): number {
