@@ -44,9 +44,15 @@ export class RowSerialiser {
     const shared = this.shared;
     // JSON.stringify of a plain object: each member with a value, in the object's own order
     const keys = Object.keys(value).filter((key) => written(value[key]));
-    const member = (key: string) =>
-      `${JSON.stringify(key)}:${key === SHARED ? shared.json : JSON.stringify(value[key])}`;
-    const line = `{${keys.map(member).join(',')}}`;
+    const members = keys.map(
+      (key) => `${JSON.stringify(key)}:${key === SHARED ? shared.json : JSON.stringify(value[key])}`,
+    );
+    // Braces inside the first and last members, so that `join` makes the whole line one flat string: a string
+    // joined onto (`{${…}}`) is a rope that V8 copies whole each time it is searched or encoded.
+    // (There is at least one member: the tools, an object.)
+    members[0] = `{${members[0]}`;
+    members[members.length - 1] = `${members[members.length - 1]}}`;
+    const line = members.join(',');
     // The canonical form with the shared member's text replaced by its own digest (after a '#', which no JSON
     // value starts with): equal rows still hash alike, different ones apart.
     const canonical = createHash('sha256');

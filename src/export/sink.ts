@@ -241,14 +241,24 @@ export class Sink {
   /** One row, as a line. */
   async write(row: string): Promise<void> {
     this.rows++;
-    await this.text(`${row}\n`);
+    // Encoded once, the line feed put after it in the same buffer: `${row}\n` would be a rope, copied whole
+    // (flattened) to be measured and again to be encoded.
+    const size = Buffer.byteLength(row);
+    const line = Buffer.allocUnsafe(size + 1);
+    line.write(row, 0, size, 'utf8');
+    line[size] = 0x0a;
+    await this.bytesOut(line);
   }
 
   /** Text as it is (a whole companion file). */
   async text(text: string): Promise<void> {
+    await this.bytesOut(Buffer.from(text));
+  }
+
+  private async bytesOut(bytes: Buffer): Promise<void> {
     if (this.failure) throw this.failure;
-    this.bytes += Buffer.byteLength(text);
-    if (!this.stream.write(text)) {
+    this.bytes += bytes.length;
+    if (!this.stream.write(bytes)) {
       try {
         await once(this.stream, 'drain');
       } catch {

@@ -36,6 +36,8 @@ const rows: Record<string, unknown>[] = [
   { messages: messages('a'), tools: [tool('Read'), tool('Bash')], note: 'x' },
   { 1: 'integer keys are ordered first', messages: messages('a'), tools: [tool('Read')] },
   { conversations: [{ from: 'human', value: 'a' }], tools: '[{"name":"Read"}]' }, // ShareGPT: tools as text
+  { tools: [tool('Read')] }, // the tools alone: one member, both braces on it
+  { skipped: undefined, tools: [tool('Read')], also: () => 1 },
 ];
 
 const canonicalDigest = (row: unknown) => createHash('sha256').update(canonicalJson(row)).digest('base64');
