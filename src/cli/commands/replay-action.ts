@@ -15,7 +15,7 @@ import { keySession, type Match, RunStore, turnKey } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { anyGate, gatesOf } from '../gates.js';
-import { collectGarbage } from '../memory.js';
+import { collectOver } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
 import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
 import { formatRunHtml } from '../report-html.js';
@@ -28,8 +28,9 @@ import { resolveTargets } from './targets.js';
 /** Signals that stop a replay the way Ctrl-C does. */
 const stopSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-/** Turns between two full garbage collections during a replay. */
-const gcEvery = 256;
+/** Turns between two looks at the heap, and what it may hold before a full collection (`collectOver`). */
+const heapCheckEvery = 32;
+const collectIfOver = collectOver(128 * 1024 * 1024);
 
 function newRunId(): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
@@ -221,9 +222,9 @@ export async function replay(
           Math.max(total, asked),
           `turns · ${finished}/${sessionIds.length} sessions · ${event.sessionId.slice(0, 8)}`,
         );
-      // As in ingest: V8 lets garbage pile up with the allocation rate; a full collection every few hundred
-      // turns keeps peak memory from growing with the length of the run.
-      if (asked % gcEvery === 0) collectGarbage();
+      // V8 lets garbage pile up with the allocation rate: a full collection when the heap holds more than the
+      // limit keeps peak memory from growing with the length of the run.
+      if (asked % heapCheckEvery === 0) collectIfOver();
     };
     const onSession = (end: SessionEnd) => {
       finished++;
