@@ -24,7 +24,7 @@ export const collectGarbage: () => void = (() => {
  * A full collection only when what V8 holds — its heap in use, garbage included, plus the memory outside it
  * that JS objects own (buffers) — is over `limit` bytes: peak memory is bounded however long the run, and a run
  * V8 keeps under the limit on its own pays nothing. A collection every 256 turns, which a replay did before,
- * cost 2–3 s of CPU in 13 s on 6,413 turns (the collector's threads take the other core too) for 40 MiB less
+ * cost 2–3 s of CPU in 13 s on 6,413 turns (the collector’s threads take the other core too) for about 30 MiB less
  * peak RSS than V8 left on its own (bench/replay).
  */
 export function collectOver(limit: number, collect: () => void = collectGarbage): () => boolean {
