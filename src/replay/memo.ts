@@ -1,7 +1,7 @@
 /**
  * `convert` made once per input list and kept as long as the list is. A session's tool list is converted for
  * every one of its turns (chat tools, Anthropic and Responses definitions); converting it once also gives every
- * turn the same output list, which lets the pair writer serialise it once (`pairLine`). Callers never change
+ * turn the same output list, which lets the pair writer encode it once (`pairParts`). Callers never change
  * the lists they are given or get back.
  */
 export function perList<T extends object, R>(convert: (list: T) => R): (list: T) => R {

@@ -8,7 +8,6 @@ import {
   readSync,
   renameSync,
   rmSync,
-  writeSync,
   writevSync,
 } from 'node:fs';
 import { readLines } from '../sources/lines.js';
@@ -147,7 +146,7 @@ export class PairsWriter {
           removed++;
           continue;
         }
-        writeAll(fd, Buffer.from(`${line.text}\n`));
+        writeAllParts(fd, [Buffer.from(`${line.text}\n`)]);
       }
       fsyncSync(fd);
     } catch (error) {
@@ -191,11 +190,6 @@ export function pairParts(pair: Pair, known: KnownJson = {}): JsonParts {
   });
 }
 
-/** `JSON.stringify(pair)`, made as the pairs file's line is (`pairParts`). */
-export function pairLine(pair: Pair, known?: KnownJson): string {
-  return pairParts(pair, known).toString();
-}
-
 function wireField(key: string, value: unknown): FieldJson {
   if (key === 'body' && isRecord(value)) {
     return objectParts(value, (field, part) =>
@@ -230,16 +224,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** One write for the whole line; the loop only continues a short write (a full disk raises instead). */
-function writeAll(fd: number, bytes: Buffer): void {
-  let written = 0;
-  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
-}
-
 /**
- * The line's pieces with one gathering write (`writev`; libuv splits it at the system's limit of pieces), not
- * copied into one buffer first. A short write is continued from the first byte not written (a full disk raises
- * there instead).
+ * A line's pieces with one gathering write (`writev`; libuv splits it at the system's limit of pieces), not
+ * copied into one buffer first. The loop only continues a short write, from the first byte not written (a full
+ * disk raises there instead).
  */
 function writeAllParts(fd: number, pieces: readonly Buffer[]): void {
   let rest = pieces;

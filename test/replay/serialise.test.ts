@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/model/canonical-json.js';
 import { requestDigest } from '../../src/replay/engine.js';
 import { itemsParts, JsonParts, objectParts, perList } from '../../src/replay/memo.js';
-import { type Pair, pairLine, pairParts } from '../../src/replay/pairs.js';
+import { type KnownJson, type Pair, pairParts } from '../../src/replay/pairs.js';
 import { bodyBytes } from '../../src/replay/providers/openai.js';
 
 // The pair line and the request body are made from UTF-8 bytes kept per session (the tool list) and per item
@@ -10,6 +10,7 @@ import { bodyBytes } from '../../src/replay/providers/openai.js';
 // is written must still be exactly the UTF-8 of what JSON.stringify would write.
 
 const utf8 = (value: unknown) => Buffer.from(JSON.stringify(value));
+const pairLine = (pair: Pair, known?: KnownJson) => pairParts(pair, known).toString();
 
 const tools: Pair['tools'] = [
   {
