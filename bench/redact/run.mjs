@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { pct, score } from './measure.mjs';
-import { altered, leaks, placeCorpus, redactCase, strings } from './place.mjs';
+import { altered, leaks, placeCorpus, redactCase, strings, transcript } from './place.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -36,66 +36,6 @@ const corpus = JSON.parse(
 );
 const cases = placeCorpus(corpus);
 const byId = new Map(cases.map((c) => [c.id, c]));
-
-// ---------------------------------------------------------------------------------------------------------------
-// Transcripts, as Claude Code writes them (one user prompt, the calls with their results, an answer)
-
-function transcript(c) {
-  const lines = [];
-  let parent = null;
-  let n = 0;
-  const envelope = (type, extra) => {
-    n++;
-    const uuid = `${c.id}-${n}`;
-    lines.push({
-      type,
-      uuid,
-      parentUuid: parent,
-      sessionId: `case-${c.id}`,
-      cwd: '/work/app',
-      version: '2.1.50',
-      timestamp: new Date(Date.UTC(2026, 0, 1, 10, 0, n)).toISOString(),
-      isSidechain: false,
-      ...extra,
-    });
-    parent = uuid;
-  };
-  const { session } = c;
-  envelope('user', { message: { role: 'user', content: session.prompt } });
-  session.steps.forEach((step, i) => {
-    envelope('assistant', {
-      message: {
-        id: `msg_${c.id}_${i}`,
-        role: 'assistant',
-        model: 'claude-sonnet-4-5',
-        content: step.calls.map((call) => ({
-          type: 'tool_use',
-          id: call.id,
-          name: call.name,
-          input: call.input,
-        })),
-        usage: { input_tokens: 10, output_tokens: 5 },
-      },
-    });
-    for (const call of step.calls)
-      envelope('user', {
-        message: {
-          role: 'user',
-          content: [{ type: 'tool_result', tool_use_id: call.id, content: call.result }],
-        },
-      });
-  });
-  envelope('assistant', {
-    message: {
-      id: `msg_${c.id}_final`,
-      role: 'assistant',
-      model: 'claude-sonnet-4-5',
-      content: [{ type: 'text', text: session.answer }],
-      usage: { input_tokens: 10, output_tokens: 5 },
-    },
-  });
-  return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
-}
 
 /** The strings of each exported sample, by case id (the `[case id]` tag of its prompt). */
 function exported(file) {

@@ -1,3 +1,4 @@
+import type { Scans } from './redact.js';
 import type { AssistantMessage, Sample, SampleMessage } from './sample.js';
 
 /** What redaction needs from a redactor (see redact.ts): every string of a sample goes through it. */
@@ -7,6 +8,46 @@ export interface Redacting {
   counts(): Record<string, number>;
   /** A first pass over what is exported, before any row: learns the people's names to redact (redact/names.ts). */
   learnNames?(value: unknown): void;
+  /** Findings of texts scanned on other threads (scan-thread.ts) to use instead of scanning them; undefined: none. */
+  useScans?(scans: Scans | undefined): void;
+}
+
+/** Every string of a JSON-like value redactValue redacts: its strings and its object keys, deep. */
+function valueTexts(value: unknown, into: string[]): void {
+  if (typeof value === 'string') into.push(value);
+  else if (Array.isArray(value)) for (const item of value) valueTexts(item, into);
+  else if (value !== null && typeof value === 'object')
+    for (const [key, item] of Object.entries(value)) {
+      into.push(key);
+      valueTexts(item, into);
+    }
+}
+
+function assistantTexts(message: AssistantMessage, into: string[]): void {
+  into.push(message.content);
+  if (message.reasoning !== undefined) into.push(message.reasoning);
+  for (const call of message.calls) {
+    valueTexts(call.arguments, into);
+    if (call.raw !== undefined) into.push(call.raw);
+  }
+}
+
+/**
+ * The texts redactSample gives its redactor, in the same order (repeats included): what a scan on another
+ * thread is sent ahead of the sample (scan-thread.ts). Keep it beside redactSample: a text left out here is
+ * only scanned later on the main thread.
+ */
+export function sampleTexts(sample: Sample): string[] {
+  const into: string[] = [];
+  for (const m of sample.messages) {
+    if (m.role === 'assistant') assistantTexts(m, into);
+    else into.push(m.content);
+  }
+  if (sample.preference) {
+    assistantTexts(sample.preference.chosen, into);
+    assistantTexts(sample.preference.rejected, into);
+  }
+  return into;
 }
 
 function assistant(redactor: Redacting, message: AssistantMessage): AssistantMessage {

@@ -13,40 +13,17 @@
 // Values found by a context rule (an `.env` line, a URL password, a bearer token…) are also replaced where they
 // appear later without that context (`echo hunter2pass`), if they cannot be an ordinary word (see propagatable).
 
-import {
-  bareTokens,
-  comparedLiterals,
-  connectionPasswords,
-  loneHexKeys,
-  nearSecretWords,
-  placeholderValue,
-  queryTokens,
-} from './redact/context-rules.js';
-import { GitleaksScanner } from './redact/gitleaks.js';
 import { Names } from './redact/names.js';
-import { viewsOf } from './redact/views.js';
-import {
-  DETECTORS,
-  type Finding,
-  PRIORITY,
-  propagatable,
-  SecretlintScanner,
-  secretUnderKey,
-} from './rules.js';
+import { Scanner } from './redact/scanner.js';
+import { type Finding, PRIORITY, propagatable, secretUnderKey } from './rules.js';
 
-/** Detectors of redact/context-rules.ts, run with ours. */
-const CONTEXT_DETECTORS = [
-  queryTokens,
-  connectionPasswords,
-  comparedLiterals,
-  nearSecretWords,
-  bareTokens,
-  loneHexKeys,
-];
-
-/** Our kind for a gitleaks finding: its rule id (`aws-access-token` → aws_access_token). */
-const gitleaksKind = (rule: string) =>
-  rule === 'generic-api-key' ? 'generic_secret' : rule.replace(/[^a-z0-9]+/g, '_');
+/** Where the rules' findings of texts are shared with the threads that scan ahead (scan-thread.ts). */
+export interface Scans {
+  /** the findings of a text, if a thread (or this one) has scanned it */
+  get(text: string): readonly Finding[] | undefined;
+  /** findings made here, for the later samples that hold the same text */
+  put(text: string, found: readonly Finding[]): void;
+}
 
 /** Kinds whose values are learned and then replaced wherever they appear, context or not. */
 const LEARNED = new Set([
@@ -109,8 +86,8 @@ export class Redactor {
   /** People's names (redact/names.ts): given ones, and those `learnNames` finds in a first pass over the export. */
   readonly names: Names;
   private namesVersion = 0;
-  private readonly secretlint = new SecretlintScanner();
-  private readonly gitleaks = new GitleaksScanner();
+  private readonly scanner = new Scanner();
+  private scans: Scans | undefined;
   /** secret (emails lower-cased) → its placeholder */
   private readonly placeholders = new Map<string, Placeholder>();
   /** home-path user name → user_<n> */
@@ -176,6 +153,14 @@ export class Redactor {
     return Object.fromEntries(Object.entries(this.tally).sort(([a], [b]) => a.localeCompare(b)));
   }
 
+  /**
+   * Where the rules' findings of a text may come from instead of scanning it here (scan-thread.ts: the same
+   * Scanner on another thread, so the same findings in the same order); undefined: scanned here.
+   */
+  useScans(scans: Scans | undefined): void {
+    this.scans = scans;
+  }
+
   private value(value: unknown, key: string | undefined): unknown {
     if (typeof value === 'string') {
       const redacted = this.redactText(value);
@@ -202,12 +187,16 @@ export class Redactor {
   }
 
   private redact(text: string, counted: Map<string, number>): string {
-    const found: Finding[] = [];
-    const add = (start: number, end: number, kind: string, priority: number, pieces?: [number, number][]) => {
-      if (end > start)
-        found.push(pieces ? { start, end, kind, priority, pieces } : { start, end, kind, priority });
+    // the rules' findings (a copy: resolve sorts this list), then ours
+    let rules = this.scans?.get(text);
+    if (rules === undefined) {
+      rules = this.scanner.find(text);
+      this.scans?.put(text, rules);
+    }
+    const found: Finding[] = [...rules];
+    const add = (start: number, end: number, kind: string, priority: number) => {
+      if (end > start) found.push({ start, end, kind, priority });
     };
-    this.scan(text, add);
     this.findLearned(text, add);
     this.names.find(text, add);
     if (found.length === 0) return text;
@@ -229,54 +218,6 @@ export class Redactor {
         last = end;
       }
     return out + text.slice(last);
-  }
-
-  /**
-   * Every rule over every view of the text (redact/views.ts: without line numbers or diff markers, unescaped,
-   * URL-decoded, base64 decoded), each finding mapped back to the range of the text it came from. In a decoded
-   * blob, a finding stands for the whole blob, and only secrets count (an email in a base64 JSON is left).
-   */
-  private scan(
-    text: string,
-    add: (start: number, end: number, kind: string, priority: number, pieces?: [number, number][]) => void,
-  ): void {
-    for (const view of viewsOf(text)) {
-      const mapped = (start: number, end: number, kind: string, priority: number) => {
-        // vendor-shaped placeholders (`ghp_xxxx…`, `…EXAMPLEKEY`, `xoxb-your-bot-token`) are documentation
-        if (
-          kind !== 'private_key' &&
-          kind !== 'email' &&
-          kind !== 'home_user' &&
-          placeholderValue(view.text.slice(start, end))
-        )
-          return;
-        if (view.text === text) return add(start, end, kind, priority);
-        if (view.blob && (kind === 'email' || kind === 'home_user')) return;
-        const [a, b] = view.map(start, end);
-        if (view.blob || !view.text.includes('\n', start) || view.text.indexOf('\n', start) >= end)
-          return add(a, b, kind, priority);
-        // over several lines: replaced line by line, so that a key block read with line numbers keeps them
-        // (and an escaped one its `\n`s); it still wins or loses an overlap as one finding
-        const pieces: [number, number][] = [];
-        for (let from = start; from < end; ) {
-          const nl = view.text.indexOf('\n', from);
-          const to = nl === -1 || nl >= end ? end : nl;
-          if (/\S/.test(view.text.slice(from, to))) pieces.push([...view.map(from, to)]);
-          from = to + 1;
-        }
-        add(a, b, kind, priority, pieces);
-      };
-      this.secretlint.scan(view.text, mapped);
-      for (const detect of DETECTORS) detect(view.text, mapped);
-      for (const detect of CONTEXT_DETECTORS) detect(view.text, mapped);
-      for (const f of this.gitleaks.scan(view.text))
-        mapped(
-          f.start,
-          f.end,
-          gitleaksKind(f.rule),
-          f.rule === 'generic-api-key' ? PRIORITY.generic : PRIORITY.gitleaks,
-        );
-    }
   }
 
   private remember(text: string, entry: CacheEntry): void {

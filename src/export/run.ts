@@ -15,12 +15,18 @@ import {
   preferenceFromPair,
   type TrainOn,
 } from './build.js';
-import { type Redacting, redactSample } from './clean.js';
+import { type Redacting, redactSample, sampleTexts } from './clean.js';
 import { CountThread } from './count-thread.js';
 import { RowSerialiser } from './row.js';
 import type { Format, Sample, SampleMessage, Unit } from './sample.js';
+import { ScanThreads } from './scan-thread.js';
 import { type Side, sideOf } from './split.js';
 import { type Measure, o200k, remembering } from './tokenizer.js';
+
+/** How far ahead of the sample being taken the scanning threads are sent samples: at most this many, … */
+const AHEAD_SAMPLES = 32;
+/** … holding at most this many UTF-16 code units of text. */
+const AHEAD_CHARS = 4_000_000;
 
 export interface ExportSettings {
   format: Format;
@@ -35,6 +41,8 @@ export interface ExportSettings {
   split?: number;
   seed: number;
   redactor?: Redacting;
+  /** Threads that scan texts for the redactor ahead of the main thread (scan-thread.ts); 0 or absent: none. */
+  scanThreads?: number;
   /** What tokens are counted in (default o200k_base). */
   measure?: Measure;
   /** --system-prompt: every row's system prompt. */
@@ -108,6 +116,8 @@ export class Exporter {
   /** Row lengths before and after the budget (one number a row, for the percentiles). */
   private readonly before: number[] = [];
   private readonly after: number[] = [];
+  /** Where the redactor's rules scan the texts ahead of the main thread (scan-thread.ts), during a run. */
+  private scan: ScanThreads | undefined;
   /** Where the report's counts are made without --max-tokens (count-thread.ts); null until first asked. */
   private thread: CountThread | undefined | null = null;
 
@@ -205,6 +215,50 @@ export class Exporter {
       await this.emit(piece, fitted.tokens[index] as number);
   }
 
+  /** The threads that scan for the redactor (scan-thread.ts), when it takes their findings and threads are wanted. */
+  private scanning(): ScanThreads | undefined {
+    const redactor = this.settings.redactor;
+    if (!redactor?.useScans) return undefined;
+    const threads = ScanThreads.open(this.settings.scanThreads ?? 0);
+    if (threads) redactor.useScans(threads);
+    this.scan = threads;
+    return threads;
+  }
+
+  /**
+   * Every sample of `source`, in order. With scanning threads, each sample's texts are sent to them while up to
+   * AHEAD_SAMPLES samples (AHEAD_CHARS of their text) before it are still to be taken, so their findings are in
+   * by the time it is redacted.
+   */
+  private async takeAll(source: Iterable<Built>): Promise<void> {
+    const threads = this.scan;
+    if (!threads) {
+      for (const built of source) await this.take(built);
+      return;
+    }
+    const queue: { built: Built; seq: number; chars: number }[] = [];
+    let chars = 0;
+    const takeFirst = async () => {
+      const first = queue.shift() as (typeof queue)[number];
+      chars -= first.chars;
+      threads.taking(first.seq);
+      try {
+        await this.take(first.built);
+      } finally {
+        threads.release(first.seq);
+      }
+    };
+    for (const built of source) {
+      const texts = 'skip' in built ? [] : sampleTexts(built.sample);
+      let size = 0;
+      for (const text of texts) size += text.length;
+      queue.push({ built, seq: threads.ahead(texts), chars: size });
+      chars += size;
+      while (queue.length > AHEAD_SAMPLES || chars > AHEAD_CHARS) await takeFirst();
+    }
+    while (queue.length > 0) await takeFirst();
+  }
+
   /**
    * The thread that counts for the report, when nothing written depends on the counts (no --max-tokens) and they
    * are in o200k; undefined: counted here.
@@ -292,7 +346,6 @@ export class Exporter {
   async fromStore(sessions: SessionStore, onSession?: (done: number, total: number) => void): Promise<void> {
     const ids = sessions.allIds({ branches: this.settings.branches === true });
     const learn = this.settings.redactor?.learnNames?.bind(this.settings.redactor);
-    let done = 0;
     await this.finishing(async () => {
       // First pass: the people's names of every session, so that a name learned in the last one is redacted in the
       // first.
@@ -301,31 +354,34 @@ export class Exporter {
           learn(sessions.row(id)?.cwd ?? '');
           learn(sessions.messages(id));
         }
-      for (const id of ids) {
-        onSession?.(++done, ids.length);
-        const row = sessions.row(id);
-        if (!row) continue;
-        this.report.sessions++;
-        if (row.turn_count < this.settings.minTurns) {
-          this.skip(`fewer than ${this.settings.minTurns} model turns`);
-          continue;
-        }
-        const loaded = sessions.load(id);
-        if (!loaded) continue;
-        // The requests Claude Code recorded (2.1.3xx): each turn is offered the tools its request offered.
-        const requests =
-          loaded.session.agent === 'claude-code'
-            ? sessions.loadRequests(id, loaded.session.messages).byResponse
-            : undefined;
-        for (const built of fromSession(
-          loaded.session,
-          loaded.own,
-          this.buildOptions(loaded.session.agent),
-          requests,
-        ))
-          await this.take(built);
-      }
+      await this.takeAll(this.storeSamples(sessions, ids, onSession));
     });
+  }
+
+  private *storeSamples(
+    sessions: SessionStore,
+    ids: readonly string[],
+    onSession?: (done: number, total: number) => void,
+  ): Generator<Built> {
+    let done = 0;
+    for (const id of ids) {
+      onSession?.(++done, ids.length);
+      const row = sessions.row(id);
+      if (!row) continue;
+      this.report.sessions++;
+      if (row.turn_count < this.settings.minTurns) {
+        this.skip(`fewer than ${this.settings.minTurns} model turns`);
+        continue;
+      }
+      const loaded = sessions.load(id);
+      if (!loaded) continue;
+      // The requests Claude Code recorded (2.1.3xx): each turn is offered the tools its request offered.
+      const requests =
+        loaded.session.agent === 'claude-code'
+          ? sessions.loadRequests(id, loaded.session.messages).byResponse
+          : undefined;
+      yield* fromSession(loaded.session, loaded.own, this.buildOptions(loaded.session.agent), requests);
+    }
   }
 
   /** A replay run's pairs (its pairs file, only the lines of this run); failed turns are counted, not written. */
@@ -345,29 +401,31 @@ export class Exporter {
     await this.finishing(async () => {
       // First pass: the people's names of every pair (lines that cannot be read are said by the second pass).
       if (learn) for (const { pair } of pairLines(run, () => {})) learn(pair);
-      if (run.mode === 'free' && this.settings.unit === 'session' && !dpo) {
-        await this.freeSessions(run, short);
-      } else {
-        for (const { pair } of pairLines(run, this.badLine)) {
-          if (short.has(pair.session)) {
-            this.skip(`fewer than ${this.settings.minTurns} model turns`);
-            continue;
-          }
-          await this.take(
-            dpo
-              ? preferenceFromPair(pair, this.settings.includeInjected)
-              : fromPair(pair, this.buildOptions(pair.agent as Sample['agent'])),
-          );
-        }
-      }
+      await this.takeAll(
+        run.mode === 'free' && this.settings.unit === 'session' && !dpo
+          ? this.freeSessions(run, short)
+          : this.runSamples(run, short, dpo),
+      );
     });
+  }
+
+  private *runSamples(run: RunRow, short: ReadonlySet<string>, dpo: boolean): Generator<Built> {
+    for (const { pair } of pairLines(run, this.badLine)) {
+      if (short.has(pair.session)) {
+        this.skip(`fewer than ${this.settings.minTurns} model turns`);
+        continue;
+      }
+      yield dpo
+        ? preferenceFromPair(pair, this.settings.includeInjected)
+        : fromPair(pair, this.buildOptions(pair.agent as Sample['agent']));
+    }
   }
 
   /**
    * Free mode, one sample per session: its last pair holds the whole conversation. A first pass notes where each
    * session's first and last pairs are (offsets only), the second reads just those lines.
    */
-  private async freeSessions(run: RunRow, short: ReadonlySet<string>): Promise<void> {
+  private *freeSessions(run: RunRow, short: ReadonlySet<string>): Generator<Built> {
     const where = new Map<
       string,
       { opening: number; firstTurn: number; last: { start: number; end: number; turn: number } }
@@ -398,7 +456,7 @@ export class Exporter {
         const buffer = Buffer.alloc(place.last.end - place.last.start);
         readSync(fd, buffer, 0, buffer.length, place.last.start);
         const pair = JSON.parse(buffer.toString('utf8')) as Pair;
-        await this.take(fromPair(pair, this.buildOptions(pair.agent as Sample['agent']), place.opening));
+        yield fromPair(pair, this.buildOptions(pair.agent as Sample['agent']), place.opening);
       }
     } finally {
       closeSync(fd);
@@ -407,16 +465,27 @@ export class Exporter {
 
   /** Every sample taken, then the report completed (the counts of the thread waited for). */
   private async finishing(takeAll: () => Promise<void>): Promise<void> {
-    // The counting thread starts before the first row (its start and the ranks' loading overlap the names pass
-    // and the first sessions instead of holding up the first batch).
+    // The counting and scanning threads start before the first row (their start and the loading of their modules
+    // overlap the names pass and the first sessions instead of holding up the first rows).
     this.counter();
+    const scanning = this.scanning();
     try {
       await takeAll();
     } catch (error) {
       this.thread?.abandon();
       this.thread = undefined;
       throw error;
+    } finally {
+      this.settings.redactor?.useScans?.(undefined);
+      this.scan = undefined;
+      await scanning?.end();
     }
+    const failure = scanning?.failure;
+    if (failure)
+      bump(
+        this.report.warnings,
+        `a scanning thread stopped (${failure.message}): its texts were scanned on the main thread`,
+      );
     await this.thread?.finish();
     this.thread = undefined;
     if (this.settings.redactor) this.report.redactions = this.settings.redactor.counts();

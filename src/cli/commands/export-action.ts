@@ -7,6 +7,7 @@ import { formatFor } from '../../export/formats/index.js';
 import { Redactor } from '../../export/redact.js';
 import { Exporter, type ExportReport } from '../../export/run.js';
 import type { Unit } from '../../export/sample.js';
+import { scanThreadCount } from '../../export/scan-thread.js';
 import { Sink, SinkError, sharesStdout, type Target, targetOf, writeWhole } from '../../export/sink.js';
 import { type Side, splitFile } from '../../export/split.js';
 import { measureFor, TokenizerError } from '../../export/tokenizer.js';
@@ -115,7 +116,9 @@ export async function runExport(db: ReturnType<typeof openDb>, options: ExportOp
       minTurns: options.minTurns,
       ...(options.split !== undefined ? { split: options.split } : {}),
       seed: options.seed,
-      ...(options.redact ? { redactor: new Redactor({ names: options.redactName }) } : {}),
+      ...(options.redact
+        ? { redactor: new Redactor({ names: options.redactName }), scanThreads: scanThreadCount() }
+        : {}),
       measure,
       ...(systemPrompt !== undefined ? { systemPrompt } : {}),
       ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),

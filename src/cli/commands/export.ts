@@ -168,6 +168,10 @@ never on both sides. The store is never changed.
 a message for the chat template (leave some room). Rows too long even with every earlier message left out are
 dropped and counted.
 
+Redaction's rules scan each text on threads of their own, ahead of the row being written (one per core beyond
+the first, at most 4; REPLAY_HISTORY_SCAN_THREADS=N sets how many, 0 for none). The rows are the same however
+many there are.
+
 The report (samples, tokens, row lengths p50/p95/max before and after --max-tokens, skips, redactions, warnings)
 goes to stderr; --json prints it as JSON (on stdout
 when the rows go to --out, else on stderr).
