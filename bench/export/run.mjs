@@ -31,7 +31,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -67,6 +67,7 @@ const { values } = parseArgs({
 });
 const sizes = [...new Set(values.sizes.split(',').map((s) => Number(s.trim())))].sort((a, b) => a - b);
 const runs = Math.max(1, Number(values.runs));
+const loadAtStart = loadavg()[0];
 if (!sizes.every((n) => Number.isInteger(n) && n >= 10) || !Number.isInteger(runs)) {
   process.stderr.write(
     `--sizes takes whole numbers of sessions from 10, --runs a whole number: ${values.sizes} / ${values.runs}\n`,
@@ -665,6 +666,8 @@ async function measureAll() {
       memoryGiB: Number((totalmem() / 1024 ** 3).toFixed(1)),
       node: process.version,
       platform: `${platform()} ${release()}`,
+      // the 1-minute load average at the start and at the end of the measurements
+      load: [loadAtStart, loadavg()[0]].map((value) => Number(value?.toFixed(2))),
     };
     return {
       machine,
@@ -689,7 +692,8 @@ if (values.json) {
   const { machine } = report;
   process.stdout.write(
     `replay-history export benchmark — ${machine.cpus} CPUs (${machine.cpuModel}), node ${machine.node}, ` +
-      `seed ${report.seed}${report.runs > 1 ? `, median of ${report.runs} runs` : ''}\n` +
+      `seed ${report.seed}${report.runs > 1 ? `, median of ${report.runs} runs` : ''}` +
+      `${machine.load ? `, load ${machine.load.join(' → ')}` : ''}\n` +
       `MB = 10^6 bytes, MiB = 2^20 bytes; node start-up alone (node -e ''): ${num(report.startup.nodeSeconds * 1000, 0)} ms; ` +
       "wall times from spawn to exit, ÷ load = wall time ÷ the load floor's\n\n" +
       `${render(report)}\n`,
