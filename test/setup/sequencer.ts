@@ -1,19 +1,25 @@
 // The order test files start in. With two workers the suite's wall time is at least its longest file, and
 // more when that file starts late: on a fresh clone (CI) vitest has no durations cached and starts files in
 // the order it found them, which once put the 6-minute opencode file last-but-one and added 2 minutes. The
-// files that drive a real agent go first, longest first (durations measured on the 2-core machine; a hint for
-// scheduling only: every file runs either way); the rest keep vitest's own order.
+// files over half a minute go first, longest first (durations of a whole run on the 2-core machine, 2026-12-04:
+// 170 s for Qwen's down to 29 s; a hint for scheduling only: every file runs either way); the rest keep vitest's
+// own order.
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const heavy = [
-  'test/e2e/opencode-replay.test.ts',
-  'test/e2e/claude-code-driver.test.ts',
   'test/e2e/qwen-driver.test.ts',
+  'test/e2e/opencode-server.test.ts',
+  'test/e2e/gemini-driver.test.ts',
+  'test/e2e/opencode-replay.test.ts',
   'test/e2e/check-scope.test.ts',
   'test/e2e/opencode-replay-workspace.test.ts',
-  'test/e2e/readme.test.ts',
-  'test/e2e/opencode.test.ts',
+  'test/e2e/claude-code-driver.test.ts',
+  'test/drivers/qwen/hook.test.ts',
   'test/e2e/opencode-secret.test.ts',
+  'test/e2e/export-names.test.ts',
+  'test/e2e/export.test.ts',
+  'test/e2e/codex-driver.test.ts',
+  'test/e2e/gates.test.ts',
   'test/drivers/opencode/override.test.ts',
 ];
 
