@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, contentHash, fieldsHash, sameJson } from '../../src/model/canonical-json.js';
 import { sessionId, shortId } from '../../src/model/ids.js';
@@ -26,6 +27,33 @@ describe('fields hash', () => {
     expect(fieldsHash([null])).not.toBe(fieldsHash(['null']));
     expect(fieldsHash([1])).not.toBe(fieldsHash(['1']));
     expect(fieldsHash(['x', 2, null])).toBe(fieldsHash(['x', 2, null]));
+  });
+
+  it('hashes the same bytes as hashing each prefix and field on its own, big fields and lone surrogates too', () => {
+    // The definition the stored hashes were made with: one update per prefix and per field.
+    const perField = (fields: (string | number | null)[]) => {
+      const hash = createHash('sha256');
+      for (const field of fields) {
+        if (field === null) hash.update('\0n');
+        else {
+          const text = String(field);
+          hash.update(`\0${typeof field === 'number' ? 'd' : 's'}${text.length}:`);
+          hash.update(text);
+        }
+      }
+      return hash.digest('hex');
+    };
+    const lists: (string | number | null)[][] = [
+      [],
+      [null],
+      ['', 0, -1.5, 'é✓'],
+      ['\ud800', '\udc00', 'a\ud83d', '\ude00b'],
+      ['x'.repeat(70_000), 'y', null, 'z'.repeat(200_000), 3],
+      Array.from({ length: 5000 }, (_, i) =>
+        i % 3 === 0 ? null : i % 3 === 1 ? i : `field ${i} ${'w'.repeat(i % 50)}`,
+      ),
+    ];
+    for (const fields of lists) expect(fieldsHash(fields)).toBe(perField(fields));
   });
 });
 
