@@ -10,7 +10,7 @@ import {
   type TurnRequest,
   type WireMessage,
 } from '../model/request.js';
-import type { AgentId, Message, Session, SessionKind } from '../model/session.js';
+import type { AgentId, Message, Session, SessionKind, ToolResult } from '../model/session.js';
 import { toolCalls } from '../model/session.js';
 import { recordedPartsJson } from '../sources/parts-json.js';
 import type { GrownRequests, ParsedSession, Spawn } from '../sources/types.js';
@@ -783,36 +783,48 @@ export class SessionStore {
 }
 
 /**
- * A tool result's text is in the conversation already (the message's tool part): a request message built from
+ * A tool result's output is in the conversation already (the message's tool part): a request message built from
  * the transcript names it by call id instead of holding it twice (`{"$result": id}`), and loading puts it back.
- * Only strings of some size, equal to what the conversation holds, are replaced.
+ * Only outputs of some size whose JSON is the same as the conversation's are replaced: a string, or a list of
+ * text blocks (a sub-agent's or an MCP tool's answer; an image's blocks are stored otherwise, so they stay).
  */
 const refMinimum = 256;
 
-function resultOutputs(messages: readonly Message[]): Map<string, string> {
-  const outputs = new Map<string, string>();
+type Output = ToolResult['output'];
+
+function outputSize(output: Output): number {
+  if (typeof output === 'string') return output.length;
+  let size = 0;
+  for (const block of output) size += block.type === 'text' ? block.text.length : block.data.length;
+  return size;
+}
+
+function resultOutputs(messages: readonly Message[]): Map<string, Output> {
+  const outputs = new Map<string, Output>();
   for (const message of messages)
     for (const part of message.parts)
-      if (part.type === 'tool_result' && typeof part.output === 'string' && part.output.length >= refMinimum)
+      if (part.type === 'tool_result' && outputSize(part.output) >= refMinimum)
         outputs.set(part.callId, part.output);
   return outputs;
 }
 
-function withResultRefs(message: WireMessage, outputs: Map<string, string>): WireMessage | undefined {
+function withResultRefs(message: WireMessage, outputs: Map<string, Output>): WireMessage | undefined {
   if (message.role !== 'user' || !Array.isArray(message.content)) return undefined;
   let replaced = false;
   const content = message.content.map((block) => {
     const id = block.tool_use_id;
-    if (block.type !== 'tool_result' || typeof id !== 'string' || typeof block.content !== 'string')
+    if (block.type !== 'tool_result' || typeof id !== 'string') return block;
+    const output = outputs.get(id);
+    if (output === undefined) return block;
+    if (typeof block.content === 'string' ? block.content !== output : !sameJson(block.content, output))
       return block;
-    if (block.content.length < refMinimum || outputs.get(id) !== block.content) return block;
     replaced = true;
     return { ...block, content: { $result: id } };
   });
   return replaced ? { ...message, content } : undefined;
 }
 
-function withResultsBack(message: WireMessage, outputs: Map<string, string>): WireMessage {
+function withResultsBack(message: WireMessage, outputs: Map<string, Output>): WireMessage {
   if (message.role !== 'user' || !Array.isArray(message.content)) return message;
   if (!message.content.some((block) => typeof (block.content as { $result?: unknown })?.$result === 'string'))
     return message;

@@ -5,6 +5,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { messageHash, type WireBlock, type WireMessage } from '../../src/model/request.js';
 import { ingest } from '../../src/sources/ingest.js';
 import { type Db, openDb } from '../../src/store/db.js';
 import { migrations } from '../../src/store/migrations.js';
@@ -202,6 +203,101 @@ describe('request shapes shared between sessions', () => {
     } finally {
       current.close();
       scratch.remove();
+    }
+  });
+});
+
+describe('tool results a request message names instead of holding', () => {
+  // The real transcript with three of its tool results rewritten (and the tail hashes that name their messages
+  // with them): one long string, one list of text blocks (a sub-agent's or an MCP tool's answer), one image.
+  const transcript = readFileSync(
+    join(
+      root,
+      'test/fixtures/real/claude-code-2.1.328/projects/-home-ada-projects-demo-app/5a5a5a5a-0001-4000-8000-00000000000a.jsonl',
+    ),
+    'utf8',
+  )
+    .split('\n')
+    .filter(Boolean);
+  const tails = transcript.filter((line) => line.startsWith('{"type":"api-request"')).join('\n');
+  // Lines sent as a message of their own (not merged with the results of parallel calls).
+  const results = transcript
+    .map((line, index) => ({ index, value: JSON.parse(line) }))
+    .filter(
+      ({ value }) =>
+        value.type === 'user' &&
+        Array.isArray(value.message?.content) &&
+        value.message.content.length === 1 &&
+        value.message.content[0].type === 'tool_result' &&
+        tails.includes(messageHash({ role: 'user', content: value.message.content })),
+    );
+  const rewrite: Record<string, unknown>[] = [
+    { kind: 'string', content: `long output ${'s'.repeat(400)}` },
+    {
+      kind: 'text blocks',
+      content: [
+        { type: 'text', text: `answer ${'t'.repeat(400)}` },
+        { type: 'text', text: 'end' },
+      ],
+    },
+    {
+      kind: 'image',
+      content: [
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'A'.repeat(600) } },
+      ],
+    },
+  ];
+
+  it('names long strings and lists of text blocks by call id, keeps an image whole, and rebuilds each exactly', () => {
+    expect(results.length).toBeGreaterThanOrEqual(rewrite.length);
+    const edited = transcript.slice();
+    const hashes: { kind: string; hash: string; content: unknown }[] = [];
+    rewrite.forEach(({ kind, content }, i) => {
+      const { index, value } = results[i] as { index: number; value: { message: WireMessage } };
+      const before = messageHash({ role: 'user', content: value.message.content });
+      const block = (value.message.content as WireBlock[])[0] as WireBlock;
+      value.message.content = [{ ...block, content }] as WireBlock[];
+      const after = messageHash({ role: 'user', content: value.message.content });
+      edited[index] = JSON.stringify(value);
+      for (let j = 0; j < edited.length; j++)
+        if (edited[j]?.startsWith('{"type":"api-request"'))
+          edited[j] = (edited[j] as string).replaceAll(before, after);
+      hashes.push({ kind: kind as string, hash: after, content });
+    });
+    const scratch = tempStore();
+    try {
+      const path = join(scratch.dir, '5a5a5a5a-0001-4000-8000-00000000000a.jsonl');
+      writeFileSync(path, `${edited.join('\n')}\n`);
+      ingest(scratch.db, [path]);
+      const mine = new SessionStore(scratch.db);
+      const id = [...mine.list()].find((row) => row.kind === 'main')?.id as string;
+      const stored = (hash: string) =>
+        scratch.db
+          .prepare('SELECT message, origin FROM request_messages WHERE session_id = ? AND hash = ?')
+          .get(id, hash) as { message: string; origin: string };
+      const named = hashes.map(({ hash }) => stored(hash).message.includes('"$result"'));
+      expect(hashes.map(({ hash }) => stored(hash).origin)).toEqual([
+        'transcript',
+        'transcript',
+        'transcript',
+      ]);
+      expect(named).toEqual([true, true, false]);
+
+      const { byResponse } = mine.loadRequests(id);
+      expect([...byResponse.values()].every((r) => r.fidelity === 'exact')).toBe(true);
+      const sent = new Map(
+        [...byResponse.values()].flatMap((r) => r.messages.map((m) => [m.hash, m] as const)),
+      );
+      for (const { hash, content } of hashes) {
+        const message = sent.get(hash);
+        expect(message).toBeDefined();
+        const rebuilt = { role: message?.role, content: message?.content } as WireMessage;
+        // Put back as it was recorded: the same hash, the same output.
+        expect(messageHash(rebuilt)).toBe(hash);
+        expect((rebuilt.content as WireBlock[])[0]?.content).toEqual(content);
+      }
+    } finally {
+      scratch.close();
     }
   });
 });
