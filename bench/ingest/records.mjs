@@ -7,7 +7,12 @@
 // ingest (main thread and every helper thread, start-up excluded); the first, which also pays for loading and
 // compiling the code, is left out. Prints figures only; it asserts nothing.
 //
+// `--against DIST` measures what issue 14 asks literally: the corpus with request records ingested by this build
+// and by another one (the `dist/` of a build before the records were read, which passes them over as lines of
+// unknown types), in the same alternating pairs.
+//
 //   npm run build && node bench/ingest/records.mjs [--megabytes 50] [--rounds 5] [--iterations 4] [--seed 1] [--json]
+//   node bench/ingest/records.mjs --against /tmp/before/dist
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -22,13 +27,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
 const dist = join(repo, 'dist');
 
-if (process.argv[2] === '--child') await child(process.argv[3], Number(process.argv[4]));
+if (process.argv[2] === '--child')
+  await child(process.argv[3], Number(process.argv[4]), process.argv[5] ?? dist);
 else await main();
 
-/** In the child: `iterations` fresh ingests of `root`, the CPU of each on stdout as JSON. */
-async function child(root, iterations) {
-  const { openDb } = await import(pathToFileURL(join(dist, 'store', 'db.js')).href);
-  const { ingest } = await import(pathToFileURL(join(dist, 'sources', 'ingest.js')).href);
+/** In the child: `iterations` fresh ingests of `root` by the build in `build`, the CPU of each on stdout as JSON. */
+async function child(root, iterations, build) {
+  const { openDb } = await import(pathToFileURL(join(build, 'store', 'db.js')).href);
+  const { ingest } = await import(pathToFileURL(join(build, 'sources', 'ingest.js')).href);
   const db = join(tmpdir(), `replay-bench-records-${process.pid}.db`);
   const remove = () => {
     for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
@@ -55,6 +61,7 @@ async function main() {
       rounds: { type: 'string', default: '5' },
       iterations: { type: 'string', default: '4' },
       seed: { type: 'string', default: '1' },
+      against: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -65,18 +72,27 @@ async function main() {
   if (!existsSync(join(dist, 'sources', 'ingest.js'))) throw new Error('no dist/: run `npm run build` first');
   const log = (text) => process.stderr.write(`${text}\n`);
 
-  const plain = await corpus({ megabytes, seed, requests: false }, log);
+  const against = values.against === undefined ? undefined : resolve(values.against);
+  if (against && !existsSync(join(against, 'sources', 'ingest.js')))
+    throw new Error(`--against ${against}: not a build's dist/ (no sources/ingest.js in it)`);
   const records = await corpus({ megabytes, seed, requests: true }, log);
+  // Without --against: the corpus without records, by this build. With it: the same corpus, by the other build.
+  const plain = against
+    ? { ...records, name: 'plain', build: against }
+    : await corpus({ megabytes, seed, requests: false }, log);
+  const labels = against
+    ? { plain: 'the other build', records: 'this build' }
+    : { plain: 'plain', records: 'with records' };
   const loadStart = loadavg()[0];
   const pairs = [];
   for (let round = 1; round <= rounds; round++) {
-    // Which corpus goes first alternates, so a drift within a round favours neither.
+    // Which goes first alternates, so a drift within a round favours neither.
     const order = round % 2 ? [plain, records] : [records, plain];
     const cpu = {};
-    for (const c of order) cpu[c.name] = best(run(c.root, iterations));
+    for (const c of order) cpu[c.name] = best(run(c.root, iterations, c.build ?? dist));
     pairs.push({ plain: cpu.plain, records: cpu.records, ratio: cpu.records / cpu.plain });
     log(
-      `round ${round}/${rounds}: plain ${cpu.plain.toFixed(3)} s, with records ${cpu.records.toFixed(3)} s`,
+      `round ${round}/${rounds}: ${labels.plain} ${cpu.plain.toFixed(3)} s, ${labels.records} ${cpu.records.toFixed(3)} s`,
     );
   }
   const loadEnd = loadavg()[0];
@@ -85,6 +101,7 @@ async function main() {
     seed,
     rounds,
     iterations,
+    ...(against ? { against } : {}),
     load: { start: loadStart, end: loadEnd },
     corpora: {
       plain: { bytes: plain.bytes, files: plain.files },
@@ -103,17 +120,25 @@ async function main() {
   }
   const mbps = (bytes, seconds) => (bytes / 1e6 / seconds).toFixed(1);
   const lines = [
-    `Request records, ${megabytes} MB corpora (seed ${seed}), ${rounds} rounds of alternating children, each the best of ${iterations - 1} in-process ingests after a first one`,
+    against
+      ? `Request records, the ${megabytes} MB corpus with them (seed ${seed}) by this build and by ${against}, ${rounds} rounds of alternating children, each the best of ${iterations - 1} in-process ingests after a first one`
+      : `Request records, ${megabytes} MB corpora (seed ${seed}), ${rounds} rounds of alternating children, each the best of ${iterations - 1} in-process ingests after a first one`,
     `load average (1 min) at start / end: ${loadStart.toFixed(2)} / ${loadEnd.toFixed(2)}`,
     '',
-    'round   plain CPU (s)   with records CPU (s)   ratio',
+    against
+      ? 'round   other build CPU (s)   this build CPU (s)   ratio'
+      : 'round   plain CPU (s)   with records CPU (s)   ratio',
     ...pairs.map(
       (p, i) =>
-        `${String(i + 1).padEnd(8)}${p.plain.toFixed(3).padEnd(16)}${p.records.toFixed(3).padEnd(23)}${p.ratio.toFixed(3)}×`,
+        `${String(i + 1).padEnd(8)}${p.plain.toFixed(3).padEnd(against ? 22 : 16)}${p.records.toFixed(3).padEnd(against ? 21 : 23)}${p.ratio.toFixed(3)}×`,
     ),
     '',
-    `median: plain ${result.median.plain.toFixed(3)} s (${mbps(plain.bytes, result.median.plain)} MB/s of CPU), with records ${result.median.records.toFixed(3)} s (${mbps(records.bytes, result.median.records)} MB/s), ratio ${result.median.ratio.toFixed(3)}×`,
-    `per MB: with records ÷ plain ${(result.median.records / records.bytes / (result.median.plain / plain.bytes)).toFixed(3)}×`,
+    `median: ${labels.plain} ${result.median.plain.toFixed(3)} s (${mbps(plain.bytes, result.median.plain)} MB/s of CPU), ${labels.records} ${result.median.records.toFixed(3)} s (${mbps(records.bytes, result.median.records)} MB/s), ratio ${result.median.ratio.toFixed(3)}×`,
+    ...(against
+      ? []
+      : [
+          `per MB: with records ÷ plain ${(result.median.records / records.bytes / (result.median.plain / plain.bytes)).toFixed(3)}×`,
+        ]),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
@@ -123,10 +148,10 @@ function best({ cpu }) {
   return Math.min(...cpu.slice(1));
 }
 
-function run(root, iterations) {
+function run(root, iterations, build) {
   const out = execFileSync(
     process.execPath,
-    [fileURLToPath(import.meta.url), '--child', root, String(iterations)],
+    [fileURLToPath(import.meta.url), '--child', root, String(iterations), build],
     {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
