@@ -5,6 +5,7 @@
 //
 //   npm run bench:startup                         (builds first)
 //   node bench/startup/run.mjs [--runs 15] [--json]
+//   node bench/startup/run.mjs --against /tmp/before/dist   (another build's dist/, run in turn with this one)
 //
 // Every measurement is a fresh child process started through bench/ingest/measure.mjs (which records the peak
 // RSS and CPU of the process it runs), bare node included, so the wrapper costs both sides the same. The
@@ -24,9 +25,15 @@ const main = join(repo, 'dist', 'cli', 'main.js');
 const measure = join(repo, 'bench', 'ingest', 'measure.mjs');
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '15' }, json: { type: 'boolean', default: false } },
+  options: {
+    runs: { type: 'string', default: '15' },
+    against: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
 });
 const runs = Math.max(1, Number(values.runs));
+/** Another build's CLI, measured in turn with this one (its figures in columns of their own). */
+const other = values.against === undefined ? undefined : join(resolve(values.against), 'cli', 'main.js');
 
 const work = mkdtempSync(join(tmpdir(), 'bench-startup-'));
 const db = join(work, 'replay.db');
@@ -50,14 +57,26 @@ try {
     ['export --help', ['export', '--help'], false],
     ['stats --help', ['stats', '--help'], false],
     ['verify --help', ['verify', '--help'], false],
+    // Commands that do a little work, as a hook after every turn runs them: start-up is most of their time.
+    ['ingest, nothing new', ['ingest', join(repo, 'sample-sessions'), '--db', db], false],
+    [
+      'replay 6f1c2a34',
+      ['replay', '6f1c2a34', '--db', db, '--out', join(work, 'pairs.jsonl'), '--force'],
+      false,
+    ],
   ];
   const samples = new Map([['bare node', []], ...commands.map(([name]) => [name, []])]);
+  const others = new Map(commands.map(([name]) => [name, []]));
   for (let i = 0; i < runs; i++) {
     samples.get('bare node').push(await runNode([measure, empty], usageFile));
     for (const [name, args] of commands) {
-      const result = await runNode([measure, main, ...args], usageFile);
-      if (result.code !== 0) throw new Error(`${name} exited ${result.code}: ${result.stderr}`);
-      samples.get(name).push(result);
+      // The two builds take turns as to which goes first, so a drift favours neither.
+      const builds = other ? (i % 2 ? [other, main] : [main, other]) : [main];
+      for (const build of builds) {
+        const result = await runNode([measure, build, ...args], usageFile);
+        if (result.code !== 0) throw new Error(`${name} (${build}) exited ${result.code}: ${result.stderr}`);
+        (build === main ? samples : others).get(name).push(result);
+      }
     }
   }
 
@@ -72,19 +91,36 @@ try {
     ...commands.map(([name, , held]) => {
       const f = figure(samples.get(name));
       const over = f.seconds - bare.seconds;
-      return { name, ...f, overBareSeconds: over, target: held ? (over <= 0.25 ? 'met' : 'missed') : null };
+      const against = other ? figure(others.get(name)) : undefined;
+      return {
+        name,
+        ...f,
+        overBareSeconds: over,
+        target: held ? (over <= 0.25 ? 'met' : 'missed') : null,
+        ...(against ? { other: { ...against, overBareSeconds: against.seconds - bare.seconds } } : {}),
+      };
     }),
   ];
   const machine = { cpus: cpus().length, node: process.version, load: loadavg().map((l) => l.toFixed(2)) };
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ runs, machine, results }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ runs, machine, ...(other ? { against: other } : {}), results }, null, 2)}\n`,
+    );
   } else {
     process.stdout.write(
-      `start-up, median of ${runs} runs · ${machine.cpus} CPUs · node ${machine.node} · load ${machine.load.join(' ')}\n\n`,
+      `start-up, median of ${runs} runs · ${machine.cpus} CPUs · node ${machine.node} · load ${machine.load.join(' ')}\n${other ? `the other build: ${other}\n` : ''}\n`,
     );
     process.stdout.write(
       `${table([
-        ['command', 'wall s', 'over bare node s', 'CPU s', 'peak RSS MiB', '≤ 0.25 s over bare'],
+        [
+          'command',
+          'wall s',
+          'over bare node s',
+          'CPU s',
+          'peak RSS MiB',
+          '≤ 0.25 s over bare',
+          ...(other ? ['other: over bare s', 'other: CPU s', 'other: peak RSS MiB'] : []),
+        ],
         ...results.map((r) => [
           r.name,
           r.seconds.toFixed(3),
@@ -92,6 +128,15 @@ try {
           r.cpuSeconds.toFixed(3),
           r.rssMiB.toFixed(1),
           r.target ?? '',
+          ...(other
+            ? r.other
+              ? [
+                  `+${r.other.overBareSeconds.toFixed(3)}`,
+                  r.other.cpuSeconds.toFixed(3),
+                  r.other.rssMiB.toFixed(1),
+                ]
+              : ['–', '', '']
+            : []),
         ]),
       ])}\n`,
     );

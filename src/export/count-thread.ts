@@ -4,8 +4,8 @@
 // counts with the same o200k counter and memo as the main thread would (tokenizer.ts), so the figures are the
 // same. Bounded: at most `MAX_IN_FLIGHT` batches wait, then the export waits for the oldest.
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { programFile } from '../paths.js';
 
 /** A batch goes to the worker once it holds this many UTF-16 code units of text. */
 const BATCH_CHARS = 500_000;
@@ -14,7 +14,8 @@ const BATCH_CHARS = 500_000;
 // units of text (and their rows) held.
 const MAX_IN_FLIGHT = 12;
 
-const workerFile = fileURLToPath(new URL('./count-worker.js', import.meta.url));
+/** undefined under the tests, which run the sources: the export then counts on its main thread. */
+const workerFile = programFile(import.meta.url, 'export/count-worker.js');
 
 interface Batch {
   texts: string[];
@@ -32,12 +33,12 @@ export class CountThread {
   private failed: Error | undefined;
   private ended = false;
 
-  /** The thread, or undefined where its compiled module is not beside this one (the sources run under tests). */
+  /** The thread, or undefined where there is no compiled worker (the sources run under tests). */
   static open(): CountThread | undefined {
-    return existsSync(workerFile) ? new CountThread() : undefined;
+    return workerFile !== undefined && existsSync(workerFile) ? new CountThread(workerFile) : undefined;
   }
 
-  private constructor() {
+  private constructor(workerFile: string) {
     this.worker = new Worker(workerFile);
     this.worker.unref();
     this.worker.on('message', (counts: Int32Array) => {

@@ -10,12 +10,13 @@
 // one that fails is left: its texts are scanned on the main thread, and the report says so.
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { programFile } from '../paths.js';
 import type { Scans } from './redact.js';
 import type { Finding } from './rules.js';
 
-const workerFile = fileURLToPath(new URL('./scan-worker.js', import.meta.url));
+/** undefined under the tests, which run the sources: the export then scans on its main thread. */
+const workerFile = programFile(import.meta.url, 'export/scan-worker.js');
 
 /** What a thread answers for one sample's new texts: their findings in order (null: none). */
 export interface Answer {
@@ -62,12 +63,14 @@ export class ScanThreads implements Scans {
   private turn = 0;
   private ended = false;
 
-  /** `count` threads, or undefined for none or where the compiled worker is not beside this module (sources under tests). */
+  /** `count` threads, or undefined for none or where there is no compiled worker (the sources run under tests). */
   static open(count: number): ScanThreads | undefined {
-    return count > 0 && existsSync(workerFile) ? new ScanThreads(count) : undefined;
+    return count > 0 && workerFile !== undefined && existsSync(workerFile)
+      ? new ScanThreads(count, workerFile)
+      : undefined;
   }
 
-  private constructor(count: number) {
+  private constructor(count: number, workerFile: string) {
     for (let i = 0; i < count; i++) {
       const { port1, port2 } = new MessageChannel();
       const worker = new Worker(workerFile, {

@@ -154,6 +154,8 @@ describe('the npm package', () => {
         'package.json',
         'bin/replay-history.js',
         'dist/cli/main.js',
+        // The CLI is bundled: the chunks it loads, and the licences of the npm packages whose code they hold.
+        'dist/THIRD-PARTY-NOTICES.txt',
         // Codex 0.169's tool definitions ship in dist (replay/catalogue/codex-0.169.js): their licence with them.
         'licenses/openai-codex.Apache-2.0.txt',
         // Gemini CLI 0.61's tool definitions (replay/catalogue/gemini.js) likewise.
@@ -162,6 +164,7 @@ describe('the npm package', () => {
         'licenses/qwen-code.Apache-2.0.txt',
       ]),
     );
+    expect(tarball.filter((path) => path.startsWith('dist/chunks/')).length).toBeGreaterThan(5);
     const samples = filesUnder(join(root, 'sample-sessions')).map((path) => `sample-sessions/${path}`);
     expect(samples).toContain('sample-sessions/opencode/opencode.db');
     expect(tarball).toEqual(expect.arrayContaining(samples));

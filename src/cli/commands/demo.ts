@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
+import { packageFile } from '../../paths.js';
 import { UserError } from '../errors.js';
 import { err, say } from '../output.js';
 
@@ -10,7 +10,7 @@ import { err, say } from '../output.js';
  * The sample sessions shipped with the package (package.json "files"), found from this file so the demo works
  * from a checkout (src/ under vitest, dist/ through bin/) and from an installed package alike.
  */
-export const samplesDir = fileURLToPath(new URL('../../../sample-sessions', import.meta.url));
+export const samplesDir = packageFile(import.meta.url, 'sample-sessions');
 
 export function demoOption(): Option {
   return new Option(
