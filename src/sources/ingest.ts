@@ -174,6 +174,19 @@ function ingestFile(
   summary: PathSummary,
   forks: Fork[],
 ): 'read' | 'unchanged' | 'ignored' | 'failed' {
+  // Only a path given on the command line can be something else (the walk takes regular files only): a pipe from
+  // `<(…)`, /dev/stdin, a device. Its bytes cannot be read twice (detection, then the read) nor again next time,
+  // and what a reader takes from a log's name (Claude Code's session id, a Codex rollout's) is not there: said and
+  // counted as unreadable rather than taken for an empty file.
+  if (!stat.isFile()) {
+    summary.files.failed++;
+    summary.warnings.push({
+      file,
+      message: `not a regular file (${kindOf(stat)}): ingest reads logs as the agents write them, by path; save it to a file under its own name first`,
+      unreadable: true,
+    });
+    return 'failed';
+  }
   if (stat.size === 0) {
     if (explicit) summary.notes.push(`${file}: empty file, nothing to ingest`);
     summary.files.ignored++;
@@ -294,6 +307,14 @@ function ingestFile(
   for (const outcome of ['new', 'updated', 'unchanged'] as const)
     summary.sessions[outcome] += counted.outcomes[outcome];
   return 'read';
+}
+
+function kindOf(stat: Stats): string {
+  if (stat.isFIFO()) return 'a pipe or FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return 'not a file';
 }
 
 /** What any read of a file adds to its path's summary: its warnings, notes, lines, and the file itself. */

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -105,6 +106,19 @@ describe('ingest on bad input', () => {
     const result = await run(['ingest', file, '--db', db]);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toContain(`note: ${file}: empty file, nothing to ingest`);
+  });
+
+  it('says a pipe or a device given as a path is not a log file, ingests the others, and exits 2', async () => {
+    // What `ingest <(ssh host cat session.jsonl)` passes: a FIFO. Its bytes can be read once only, and its name is
+    // not the log's; before, it was taken for an empty file (exit 0, nothing said) — or would block on a read.
+    const fifo = join(dir.path, 'pipe.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    const result = await run(['ingest', fifo, '/dev/null', fixture('rewind.jsonl'), '--db', db]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain(`${fifo}: not a regular file (a pipe or FIFO)`);
+    expect(result.stderr).toContain('/dev/null: not a regular file (a character device)');
+    expect(result.stderr).not.toContain('empty file');
+    expect(count("SELECT count(*) FROM sessions WHERE kind != 'branch'")).toBe(1);
   });
 
   it('names a path that does not exist, ingests the others, and exits 2', async () => {
