@@ -1,4 +1,4 @@
-import { sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // Where the package's own files are, from any module of it. A module cannot name them relative to itself: the
@@ -16,11 +16,15 @@ function split(moduleUrl: string): { root: string; compiled: boolean } | undefin
     : { root: path.slice(0, src + 1), compiled: false };
 }
 
-/** A file of the package (`sample-sessions/…`, `licenses/…`), from the module whose `import.meta.url` is given. */
+/**
+ * A file of the package (`sample-sessions/…`, `licenses/…`), from the module whose `import.meta.url` is given.
+ * Under neither src/ nor dist/ (the package taken apart by hand), the folder above the module's stands for the
+ * root: what is looked for there is then missing, and the caller says so, rather than every command failing as
+ * its modules load.
+ */
 export function packageFile(moduleUrl: string, path: string): string {
   const at = split(moduleUrl);
-  if (!at) throw new Error(`${fileURLToPath(moduleUrl)} is not under the package's src/ or dist/`);
-  return at.root + path;
+  return at ? at.root + path : join(dirname(fileURLToPath(moduleUrl)), '..', path);
 }
 
 /**
