@@ -71,6 +71,12 @@ const causes: Record<string, string> = {
   EIO: 'input/output error',
 };
 
+/** An error's cause in words (the errno code kept beside it by SinkError), for any write to a file or stream. */
+export function causeOf(error: unknown): { code: string | undefined; cause: string } {
+  const code = (error as NodeJS.ErrnoException).code;
+  return { code, cause: (code && causes[code]) ?? (error as Error).message };
+}
+
 /** `written`: rows may have reached an in-place target before the error (a write failed, not the open). */
 function failure(
   target: Pick<Target, 'path' | 'atomic'> & { kind?: TargetKind },
@@ -78,8 +84,9 @@ function failure(
   written = false,
 ): SinkError {
   if (error instanceof SinkError) return error;
-  const code = (error as NodeJS.ErrnoException).code;
-  let cause = (code && causes[code]) ?? (error as Error).message;
+  const described = causeOf(error);
+  const { code } = described;
+  let { cause } = described;
   if (code === 'ENOENT') cause = target.atomic ? 'its directory does not exist' : 'it does not exist';
   if (code === 'ENXIO' && target.kind === 'socket')
     cause = 'it is a socket, which cannot be opened as a file';

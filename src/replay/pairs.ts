@@ -10,6 +10,7 @@ import {
   rmSync,
   writevSync,
 } from 'node:fs';
+import { causeOf, SinkError } from '../export/sink.js';
 import { readLines } from '../sources/lines.js';
 import type { ChatMessage, ChatTool } from './chat.js';
 import { type FieldJson, itemsParts, JsonParts, listBytes, objectParts } from './memo.js';
@@ -78,20 +79,39 @@ export class PairsWriter {
   private constructor(
     readonly path: string,
     fd: number,
+    /** The run whose pairs these are (named in the hint of a write that failed). */
+    private readonly run: string,
+    /** Written to something that is not a file (see `open`'s `stream`). */
+    private readonly stream = false,
   ) {
     this.fd = fd;
   }
 
   /**
    * `mode`: `new` refuses a file that already has content; `append` adds to it; `resume` adds after cutting a
-   * torn tail. Returns the writer and, for append/resume, the (session, turn) keys of this run already in it.
+   * torn tail; `stream` writes to what is not a file (a pipe, `/dev/stdout`, a device), opened for writing only
+   * and never read back: a descriptor opened to read too would be a reader of its own pipe, and a write into a
+   * pipe whose reader left would wait for ever instead of failing. Returns the writer and, for append/resume,
+   * the (session, turn) keys of this run already in it.
    */
   static open(
     path: string,
-    mode: 'new' | 'append' | 'resume',
+    mode: 'new' | 'append' | 'resume' | 'stream',
     run: string,
     onExisting?: (pair: Pair) => void,
   ): { writer: PairsWriter; done: Set<string>; cut: number } {
+    if (mode === 'stream') {
+      let fd: number;
+      try {
+        fd = openSync(path, 'a');
+      } catch (error) {
+        // A socket behind `/dev/stdout` (a parent's stdio) cannot be opened by name, for one.
+        const { code, cause } = causeOf(error);
+        if (code === undefined) throw error;
+        throw new SinkError(path, code, cause, 'nothing was written to it');
+      }
+      return { writer: new PairsWriter(path, fd, run, true), done: new Set(), cut: 0 };
+    }
     if (mode === 'new' && existsSync(path) && fstatSizeOf(path) > 0) {
       throw new PairsFileError(`${path} already holds pairs`);
     }
@@ -122,7 +142,7 @@ export class PairsWriter {
       closeSync(fd);
       throw error;
     }
-    return { writer: new PairsWriter(path, fd), done, cut };
+    return { writer: new PairsWriter(path, fd, run), done, cut };
   }
 
   /**
@@ -160,9 +180,25 @@ export class PairsWriter {
     return removed;
   }
 
-  /** `known`: JSON already made of some of the pair's fields (the messages, for the request body and digest). */
+  /**
+   * `known`: JSON already made of some of the pair's fields (the messages, for the request body and digest). A
+   * write that fails (a full disk, a reader gone) is said as a SinkError: the path, the cause in words.
+   */
   write(pair: Pair, known?: KnownJson): void {
-    writeAllParts(this.fd, pairParts(pair, known).text('\n').done());
+    try {
+      writeAllParts(this.fd, pairParts(pair, known).text('\n').done());
+    } catch (error) {
+      const { code, cause } = causeOf(error);
+      if (code === undefined) throw error;
+      throw new SinkError(
+        this.path,
+        code,
+        cause,
+        this.stream
+          ? 'every pair before this one was written to it'
+          : `every pair before this one is in the file; replay-history replay --resume ${this.run} goes on from it once the cause is mended`,
+      );
+    }
   }
 
   close(): void {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -201,6 +202,85 @@ describe('a replay stopped by a signal', () => {
     const resumed = await run(['replay', '--resume', last?.id ?? '', '--db', db, '--json']);
     expect(resumed.exitCode).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', turnsDone: 5, turnsFailed: 0 });
+  });
+});
+
+describe('where the pairs go', () => {
+  const replayTo = (target: string, args: string[] = []) =>
+    run(['replay', '--all', '--db', db, '--out', target, ...args]);
+  it('refuses a folder, or a path whose folder is missing, before anything runs (exit 2, no run made)', async () => {
+    const before = await run(['runs', '--db', db, '--json']);
+    const missing = join(dir.path, 'no', 'such', 'pairs.jsonl');
+    const absent = await replayTo(missing);
+    expect(absent.exitCode).toBe(2);
+    expect(absent.stderr).toContain(
+      `cannot write ${missing}: its folder ${join(dir.path, 'no', 'such')} does not exist`,
+    );
+    expect(absent.stderr).not.toContain('ENOENT: no such file');
+    const folder = await replayTo(dir.path, ['--force']);
+    expect(folder.exitCode).toBe(2);
+    // Before, a folder was taken for a pairs file that "already holds pairs", and --force for a truncation.
+    expect(folder.stderr).toContain(`cannot write ${dir.path}: it is a directory`);
+    expect(folder.stderr).not.toContain('already holds pairs');
+    expect((await run(['runs', '--db', db, '--json'])).stdout).toBe(before.stdout);
+  });
+
+  it('writes to a FIFO as a stream, and refuses --append to one (it cannot be read back)', async () => {
+    const fifo = join(dir.path, 'pairs.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = execa('cat', [fifo], { reject: false });
+    const replayed = await replayTo(fifo);
+    const read = await reader;
+    expect(replayed.exitCode, replayed.stderr).toBe(0);
+    const pairs = String(read.stdout)
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { turn: number });
+    expect(pairs.length).toBeGreaterThan(5);
+    const appended = await replayTo(fifo, ['--append']);
+    expect(appended.exitCode).toBe(2);
+    expect(appended.stderr).toContain(`--append reads the pairs already in --out, and ${fifo} is a FIFO`);
+  });
+
+  it('ends when the reader of --out /dev/stdout goes away, instead of waiting on a full pipe for ever', async () => {
+    // The pairs file was opened to read as well: on a pipe that made the replay a reader of its own pipe, so once
+    // `head` left, the pipe filled and the next write never returned (SIGTERM could not end it either). A shell
+    // pipe, as a user types it: node's own child stdio is a socket, which /dev/stdout cannot reopen.
+    const piped = execa(
+      'sh',
+      ['-c', `node "${bin}" replay --all --db "${db}" --out /dev/stdout --force 2>/dev/null | head -c 2000`],
+      { reject: false, cwd: root, env: { NO_COLOR: '1' }, timeout: 60_000 },
+    );
+    const result = await piped;
+    expect(result.timedOut, 'the replay was still writing to a pipe nobody read').toBe(false);
+    expect(String(result.stdout)).toMatch(/^\{"schema":"replay-history\.pair\/v2"/);
+    expect(String(result.stdout).length).toBe(2000);
+  });
+
+  it('refuses a socket as --out before anything runs, in words (exit 2)', async () => {
+    // What `--out /dev/stdout` is under a parent whose stdio is a socket (node's child_process, some CI runners).
+    const child = await execa(
+      'node',
+      [bin, 'replay', '--all', '--db', db, '--out', '/dev/stdout', '--force'],
+      {
+        reject: false,
+        cwd: root,
+        env: { NO_COLOR: '1' },
+      },
+    );
+    expect(child.exitCode).toBe(2);
+    expect(String(child.stderr)).toContain(
+      'cannot write /dev/stdout: it is an open descriptor (socket), which cannot be opened as a file',
+    );
+    expect(String(child.stderr)).not.toContain('set DEBUG');
+  });
+
+  it('says a write that failed in words, with the run to resume (exit 1)', async () => {
+    // /dev/full refuses every write with ENOSPC, as a full disk does.
+    const full = await replayTo('/dev/full');
+    expect(full.exitCode).toBe(1);
+    expect(full.stderr).toContain('cannot write /dev/full: no space left on the device (ENOSPC)');
+    expect(full.stderr).not.toContain('set DEBUG');
   });
 });
 

@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { SinkError, type Target, targetOf } from '../../export/sink.js';
 import { callKeys } from '../../replay/chat.js';
 import { requestDigest, type SessionEnd } from '../../replay/engine.js';
 import { checkGates, formatGates } from '../../replay/gates.js';
@@ -43,6 +44,21 @@ export async function replay(
   options: ReplayOptions,
   modeGiven = false,
 ): Promise<number> {
+  try {
+    return await replayRun(db, targets, options, modeGiven);
+  } catch (error) {
+    // A pairs file that could not be written (a full disk, a reader gone, a device that refuses): one line, exit 1.
+    if (error instanceof SinkError) throw new UserError(error.message, error.hint, ExitCode.failure);
+    throw error;
+  }
+}
+
+async function replayRun(
+  db: Db,
+  targets: string[],
+  options: ReplayOptions,
+  modeGiven: boolean,
+): Promise<number> {
   const runs = new RunStore(db);
   const sessions = new SessionStore(db);
   // A gate file that cannot be read or says something unknown is a usage error, found before anything runs.
@@ -52,7 +68,7 @@ export async function replay(
   let stored: StoredOptions;
   let sessionIds: string[];
   let outFile: string;
-  let mode: 'new' | 'append' | 'resume';
+  let mode: 'new' | 'append' | 'resume' | 'stream';
 
   if (options.resume) {
     const run = runs.resolve(options.resume);
@@ -61,6 +77,12 @@ export async function replay(
     sessionIds = runs.sessions(run.id);
     outFile = run.out_file;
     mode = 'resume';
+    const target = pairsTarget(outFile);
+    if (!target.atomic)
+      throw new UserError(
+        `run ${run.id} wrote its pairs to ${outFile}, ${kindName(target)}: they cannot be read back to go on from them`,
+        'replay its sessions again, with --out FILE to go on from later',
+      );
   } else {
     runId = newRunId();
     stored = {
@@ -121,9 +143,26 @@ export async function replay(
       branches: options.branches === true,
     });
     outFile = resolve(options.out);
-    const holds = existsSync(outFile) && statSync(outFile).size > 0;
-    if (holds && options.force) truncateSync(outFile, 0);
-    mode = holds && options.append ? 'append' : 'new';
+    // Found before anything runs: a folder, a path whose folder is missing, a link loop.
+    const target = pairsTarget(outFile);
+    if (target.kind === 'new' && !existsSync(dirname(outFile)))
+      throw new UserError(
+        `cannot write ${outFile}: its folder ${dirname(outFile)} does not exist`,
+        'create it first, or pass --out FILE in a folder that exists',
+      );
+    if (target.atomic) {
+      const holds = existsSync(outFile) && statSync(outFile).size > 0;
+      if (holds && options.force) truncateSync(outFile, 0);
+      mode = holds && options.append ? 'append' : 'new';
+    } else {
+      // A pipe, `/dev/stdout`, a device: written to, never read back (nothing to refuse, keep or cut).
+      if (options.append)
+        throw new UserError(
+          `--append reads the pairs already in --out, and ${outFile} is ${kindName(target)}: it cannot be read back`,
+          'append to a file, or leave --append out to write the pairs to it',
+        );
+      mode = 'stream';
+    }
   }
 
   const driver = stored.driver ?? 'builtin';
@@ -382,4 +421,28 @@ function checkAgentOptions(options: ReplayOptions, modeGiven: boolean, who: stri
     if (!existsSync(dir) || !statSync(dir).isDirectory())
       throw new UserError(`--workspace ${dir}: no such directory`);
   }
+}
+
+/** What --out is, said as a usage error when it cannot be a pairs file at all (a folder, a missing folder). */
+function pairsTarget(path: string): Target {
+  try {
+    const target = targetOf(path);
+    if (target.kind === 'socket')
+      throw new UserError(
+        `cannot write ${path}: it is ${kindName(target)}, which cannot be opened as a file`,
+        'pass --out FILE, or send stdout to a file or a pipe (| or >) for --out /dev/stdout',
+      );
+    // A file reached through a descriptor (`--out /dev/stdout` under `> file`) is written as the stream it is.
+    return target.descriptor ? { ...target, atomic: false } : target;
+  } catch (error) {
+    if (error instanceof SinkError)
+      throw new UserError(error.message, 'pass --out FILE in a folder that exists');
+    throw error;
+  }
+}
+
+function kindName(target: Target): string {
+  if (target.kind === 'fifo') return target.descriptor ? 'a pipe' : 'a FIFO';
+  if (target.descriptor) return `an open descriptor (${target.kind})`;
+  return `a ${target.kind}`;
 }

@@ -107,7 +107,11 @@ export function registerReplay(program: Command): void {
       },
       2,
     )
-    .option('--out <file>', 'where pairs go, one JSON line per model turn', 'pairs.jsonl')
+    .option(
+      '--out <file>',
+      'where pairs go, one JSON line per model turn (a pipe or /dev/stdout is written as a stream: no --append or --resume)',
+      'pairs.jsonl',
+    )
     .option(
       '--concurrency <n>',
       'model calls in flight at once (free mode: sessions at once)',
