@@ -225,7 +225,7 @@ describe('where the pairs go', () => {
     expect((await run(['runs', '--db', db, '--json'])).stdout).toBe(before.stdout);
   });
 
-  it('writes to a FIFO as a stream, and refuses --append to one (it cannot be read back)', async () => {
+  it('writes to a FIFO as a stream, and refuses --append and --resume to one (it cannot be read back)', async () => {
     const fifo = join(dir.path, 'pairs.fifo');
     execFileSync('mkfifo', [fifo]);
     const reader = execa('cat', [fifo], { reject: false });
@@ -240,6 +240,12 @@ describe('where the pairs go', () => {
     const appended = await replayTo(fifo, ['--append']);
     expect(appended.exitCode).toBe(2);
     expect(appended.stderr).toContain(`--append reads the pairs already in --out, and ${fifo} is a FIFO`);
+    const [last] = (JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as Figures[]).slice(-1);
+    const resumed = await run(['replay', '--resume', (last as Figures).id, '--db', db]);
+    expect(resumed.exitCode).toBe(2);
+    expect(resumed.stderr).toContain(
+      `run ${(last as Figures).id} wrote its pairs to ${fifo}, a FIFO: they cannot be read back to go on from them`,
+    );
   });
 
   it('ends when the reader of --out /dev/stdout goes away, instead of waiting on a full pipe for ever', async () => {
