@@ -1,7 +1,7 @@
 // What `replay` does, loaded only when it runs: the drivers, the engine and the checker take a good part of a
 // second to load, which `replay --help` and every other command should not pay.
 import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, truncateSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { SinkError, type Target, targetOf } from '../../export/sink.js';
@@ -18,7 +18,15 @@ import { ExitCode, UserError } from '../errors.js';
 import { anyGate, gatesOf } from '../gates.js';
 import { collectOver } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
-import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
+import {
+  checkReportFiles,
+  commandLine,
+  formatRunMarkdown,
+  reportSessions,
+  writeHtml,
+  writeMarkdown,
+  writeWhole,
+} from '../report.js';
 import { formatRunHtml } from '../report-html.js';
 import type { ReplayOptions } from './replay.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
@@ -64,6 +72,7 @@ async function replayRun(
   // A gate file that cannot be read or says something unknown is a usage error, found before anything runs.
   const gates = gatesOf(options);
   const junit = options.junit ? resolve(options.junit) : undefined;
+  checkReportFiles({ junit, report: options.report ? resolve(options.report) : undefined });
   let runId: string;
   let stored: StoredOptions;
   let sessionIds: string[];
@@ -337,8 +346,8 @@ async function replayRun(
     say(`${err.dim('pairs:')} ${outFile}`);
   }
   if (junit && run) {
-    writeFileSync(
-      `${junit}.tmp`,
+    writeWhole(
+      junit,
       formatRunJunit({
         runId,
         startedAt: run.started_at,
@@ -348,7 +357,6 @@ async function replayRun(
         ...(report ? { sideEffects: { roots: report.roots, changes: report.changes } } : {}),
       }),
     );
-    renameSync(`${junit}.tmp`, junit);
   }
   if (run && (options.report || process.env.GITHUB_STEP_SUMMARY)) {
     const markdown = formatRunMarkdown({

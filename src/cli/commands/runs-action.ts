@@ -1,6 +1,5 @@
 // `runs` and `runs check`: the runs of the store, their figures and side effects, judged by gates. Loaded by the
 // commands' actions only (runs.ts registers them).
-import { renameSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkGates, formatGates } from '../../replay/gates.js';
 import { formatRunJunit } from '../../replay/junit.js';
@@ -17,7 +16,15 @@ import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { anyGate, type GateFlags, gatesOf } from '../gates.js';
 import { formatBytes, table, writeOut } from '../output.js';
-import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
+import {
+  checkReportFiles,
+  commandLine,
+  formatRunMarkdown,
+  reportSessions,
+  writeHtml,
+  writeMarkdown,
+  writeWhole,
+} from '../report.js';
 import { formatRunHtml } from '../report-html.js';
 
 /** A share as a percentage; – where it is undefined (no calls made, or none recorded), never 100%. */
@@ -158,6 +165,10 @@ export function checkRun(
   const gates = gatesOf(options);
   if (!anyGate(gates))
     throw new UserError('runs check needs a gate', 'give one, e.g. --min-recall 95%, or --gates FILE');
+  checkReportFiles({
+    junit: options.junit ? resolve(options.junit) : undefined,
+    report: options.report ? resolve(options.report) : undefined,
+  });
   const db = openDb(options.db, { readOnly: true });
   try {
     const store = new RunStore(db);
@@ -179,8 +190,8 @@ export function checkRun(
     }
     if (options.junit) {
       const file = resolve(options.junit);
-      writeFileSync(
-        `${file}.tmp`,
+      writeWhole(
+        file,
         formatRunJunit({
           runId: run.id,
           startedAt: run.started_at,
@@ -201,7 +212,6 @@ export function checkRun(
             : {}),
         }),
       );
-      renameSync(`${file}.tmp`, file);
     }
     if (options.report || process.env.GITHUB_STEP_SUMMARY) {
       const markdown = formatRunMarkdown({

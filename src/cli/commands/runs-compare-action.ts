@@ -11,7 +11,7 @@ import { type RunFigures, RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode } from '../errors.js';
 import { table, writeOut } from '../output.js';
-import { commandLine, writeHtml, writeMarkdown } from '../report.js';
+import { checkReportFiles, commandLine, writeHtml, writeMarkdown } from '../report.js';
 import { type CompareReport, formatCompareHtml, formatCompareMarkdown } from '../report-compare.js';
 
 /** The figures compared, as `A`, `B` and B − A. */
@@ -54,6 +54,7 @@ export function compareRuns(
   second: string,
   options: { db: string; json?: boolean; maxRegressions?: number; report?: string },
 ): void {
+  checkReportFiles({ report: options.report ? resolve(options.report) : undefined });
   const db = openDb(options.db, { readOnly: true });
   try {
     const store = new RunStore(db);

@@ -1,0 +1,107 @@
+import { execFileSync } from 'node:child_process';
+import {
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, tempDir } from '../helpers/cli.js';
+
+// The files --junit and --report write after a run: checked before anything runs, written whole, and never put in
+// the place of what is not a file. Before, `--junit /dev/null` renamed a regular file onto the device node (as
+// root: /dev/null itself, for every program), a missing folder was found only at the end of the run, as a raw
+// ENOENT naming a `.tmp` file, and a folder as --junit left its `.tmp` behind.
+
+let dir: ReturnType<typeof tempDir>;
+let db: string;
+let runId: string;
+
+beforeAll(async () => {
+  dir = tempDir();
+  db = join(dir.path, 'replay.db');
+  expect((await run(['ingest', 'sample-sessions', '--db', db])).exitCode).toBe(0);
+  const replayed = await run(['replay', '--all', '--db', db, '--out', join(dir.path, 'pairs.jsonl')]);
+  expect(replayed.exitCode, replayed.stderr).toBe(0);
+  runId = (JSON.parse((await run(['runs', '--db', db, '--json'])).stdout) as { id: string }[])[0]
+    ?.id as string;
+});
+afterAll(() => dir.remove());
+
+const check = (args: string[]) => run(['runs', 'check', runId, '--db', db, '--min-recall', '1%', ...args]);
+
+describe('--junit and --report', () => {
+  it('writes through a FIFO in place: its reader gets the XML, and the FIFO stays a FIFO', async () => {
+    const fifo = join(dir.path, 'junit.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // Bounded: a FIFO replaced by a file would leave its reader waiting for a writer for ever.
+    const reader = execa('cat', [fifo], { reject: false, timeout: 30_000 });
+    const checked = await check(['--junit', fifo]);
+    expect(checked.exitCode, checked.stderr).toBe(0);
+    expect(String((await reader).stdout)).toMatch(/^<\?xml[\s\S]*<testsuite/);
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'leaves a device node a device (as root, where renaming onto it works)',
+    async () => {
+      // A null device of our own, made as /dev/null is (character device 1, 3).
+      const device = join(dir.path, 'null');
+      execFileSync('mknod', [device, 'c', '1', '3']);
+      const checked = await check(['--junit', device]);
+      expect(checked.exitCode, checked.stderr).toBe(0);
+      expect(lstatSync(device).isCharacterDevice()).toBe(true);
+    },
+  );
+
+  it('replaces what a symbolic link names and keeps the link', async () => {
+    const real = join(dir.path, 'real.xml');
+    const link = join(dir.path, 'link.xml');
+    writeFileSync(real, 'old');
+    symlinkSync(real, link);
+    expect((await check(['--junit', link])).exitCode).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(link)).toBe(real);
+    expect(readFileSync(real, 'utf8')).toMatch(/^<\?xml/);
+  });
+
+  it('refuses a missing folder or a folder as the file before anything runs (exit 2)', async () => {
+    const missing = join(dir.path, 'no', 'such');
+    const junit = await check(['--junit', join(missing, 'j.xml')]);
+    expect(junit.exitCode).toBe(2);
+    expect(junit.stderr).toContain(
+      `--junit: cannot write ${join(missing, 'j.xml')}: its folder ${missing} does not exist`,
+    );
+    const folder = join(dir.path, 'folder');
+    mkdirSync(folder);
+    const asFile = await check(['--junit', folder]);
+    expect(asFile.exitCode).toBe(2);
+    expect(asFile.stderr).toContain(`--junit: ${folder} is a directory`);
+    expect(() => statSync(`${folder}.tmp`)).toThrow();
+    mkdirSync(join(dir.path, 'page.md'));
+    const report = await check(['--report', join(dir.path, 'page')]);
+    expect(report.exitCode).toBe(2);
+    expect(report.stderr).toContain(`--report: ${join(dir.path, 'page.md')} is a directory`);
+
+    // A replay finds it before it creates a run: none is added.
+    const before = (await run(['runs', '--db', db, '--json'])).stdout;
+    const replayed = await run([
+      'replay',
+      '--all',
+      '--db',
+      db,
+      '--out',
+      join(dir.path, 'more.jsonl'),
+      '--report',
+      join(missing, 'report'),
+    ]);
+    expect(replayed.exitCode).toBe(2);
+    expect(replayed.stderr).toContain(`--report: cannot write ${join(missing, 'report.md')}`);
+    expect((await run(['runs', '--db', db, '--json'])).stdout).toBe(before);
+  });
+});
