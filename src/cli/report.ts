@@ -1,16 +1,14 @@
 // A run's verdict as Markdown for CI pages (and the data of its HTML page, report-html.ts) (GitHub's step summary and the like): short, tables, the failed gates
 // first, then the figures, then the sessions that diverged or failed (the rest counted). `--report FILE` writes
 // FILE.md, and the same text is appended to $GITHUB_STEP_SUMMARY when that is set. Pure but for the writing.
-import { appendFileSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { causeOf, SinkError, type Target, targetOf } from '../export/sink.js';
+import { appendFileSync } from 'node:fs';
 import { turns } from '../model/turns.js';
 import { assistantMessage } from '../replay/chat.js';
 import type { GateVerdict } from '../replay/gates.js';
 import { diverged, thresholdText } from '../replay/gates.js';
 import type { MissRecord, RunFigures, RunRow, RunStore, SessionFigures } from '../store/runs.js';
 import type { SessionStore } from '../store/sessions.js';
-import { ExitCode, UserError } from './errors.js';
+import { htmlFile, markdownFile, writeVerdict } from './report-files.js';
 import type { ReportSession, ReportTurn } from './report-html.js';
 import { version } from './version.js';
 
@@ -124,77 +122,15 @@ export function commandLine(argv: readonly string[] = process.argv.slice(2)): st
   return ['replay-history', ...quoted].join(' ');
 }
 
-/** The files `--report FILE` writes: FILE.md and FILE.html (FILE may end in .md already). */
-export const markdownFile = (file: string): string => (file.endsWith('.md') ? file : `${file}.md`);
-export const htmlFile = (file: string): string => `${file.replace(/\.md$/, '')}.html`;
-
-/**
- * The files `--junit` and `--report` name, refused before anything runs when they cannot be written at all — a
- * folder, or a folder that does not exist — rather than found at the end of a long run.
- */
-export function checkReportFiles(options: { junit?: string | undefined; report?: string | undefined }): void {
-  const targets = [
-    ...(options.junit ? [['--junit', options.junit]] : []),
-    ...(options.report
-      ? [markdownFile(options.report), htmlFile(options.report)].map((f) => ['--report', f])
-      : []),
-  ] as [string, string][];
-  for (const [option, target] of targets) {
-    if (existsSync(target) && statSync(target).isDirectory())
-      throw new UserError(`${option}: ${target} is a directory`, 'name a file');
-    if (existsSync(target) && statSync(target).isSocket())
-      throw new UserError(
-        `${option}: ${target} is a socket, which cannot be opened as a file`,
-        'name a file',
-      );
-    if (!existsSync(dirname(target)))
-      throw new UserError(
-        `${option}: cannot write ${target}: its folder ${dirname(target)} does not exist`,
-        'create it first, or name a file in a folder that exists',
-      );
-  }
-}
-
-/**
- * Writes `text` to `path` whole or not at all: a file (or what a symbolic link names) under `.tmp` beside it,
- * renamed onto it. A device, FIFO or `/dev/stdout` is written in place: renaming a file onto `--junit /dev/null`
- * would replace the device node itself (for every program on the machine, when run as root). A failure (a full
- * disk, a folder gone since) leaves no `.tmp` behind and is said in words: exit 1.
- */
-export function writeWhole(path: string, text: string): void {
-  let target: Target;
-  try {
-    target = targetOf(path);
-  } catch (error) {
-    throw error instanceof SinkError ? new UserError(error.message, error.hint, ExitCode.failure) : error;
-  }
-  const temporary = target.atomic ? `${target.writesTo}.tmp` : undefined;
-  try {
-    if (temporary === undefined) writeFileSync(path, text);
-    else {
-      writeFileSync(temporary, text);
-      renameSync(temporary, target.writesTo);
-    }
-  } catch (error) {
-    if (temporary !== undefined) rmSync(temporary, { force: true });
-    const { code, cause } = causeOf(error);
-    throw new UserError(
-      `cannot write ${path}: ${code === 'ENOENT' ? 'its folder does not exist' : cause}${code ? ` (${code})` : ''}`,
-      'the run is in the store: runs check or runs RUN says its verdict again',
-      ExitCode.failure,
-    );
-  }
-}
-
 /** Writes `<file>.md` (whole or not at all; unless `toFile` is false) and appends to $GITHUB_STEP_SUMMARY where it is set. */
-export function writeMarkdown(
+export async function writeMarkdown(
   file: string,
   markdown: string,
   env: NodeJS.ProcessEnv = process.env,
   toFile = true,
-): string {
+): Promise<string> {
   const target = markdownFile(file);
-  if (toFile) writeWhole(target, markdown);
+  if (toFile) await writeVerdict(target, markdown);
   if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, `${markdown}\n`);
   return target;
 }
@@ -253,8 +189,8 @@ export function reportSessions(
 }
 
 /** Writes the HTML beside the Markdown (`FILE.html`), whole or not at all. */
-export function writeHtml(file: string, html: string): string {
+export async function writeHtml(file: string, html: string): Promise<string> {
   const target = htmlFile(file);
-  writeWhole(target, html);
+  await writeVerdict(target, html);
   return target;
 }

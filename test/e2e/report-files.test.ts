@@ -59,6 +59,34 @@ describe('--junit and --report', () => {
     },
   );
 
+  it('verify --junit writes through a FIFO in place too, and refuses a missing folder before the command runs', async () => {
+    const watched = join(dir.path, 'watched');
+    mkdirSync(watched);
+    const fifo = join(dir.path, 'verify.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = execa('cat', [fifo], { reject: false, timeout: 30_000 });
+    const verified = await run(['verify', '--watch', watched, '--junit', fifo, '--', 'true'], {
+      env: { XDG_CACHE_HOME: join(dir.path, 'cache') },
+    });
+    expect(verified.exitCode, verified.stderr).toBe(0);
+    expect(String((await reader).stdout)).toMatch(/^<\?xml[\s\S]*<testsuite/);
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    const marker = join(dir.path, 'ran');
+    const refused = await run([
+      'verify',
+      '--watch',
+      watched,
+      '--junit',
+      join(dir.path, 'no', 'j.xml'),
+      '--',
+      'touch',
+      marker,
+    ]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain('its folder');
+    expect(() => statSync(marker)).toThrow();
+  });
+
   it('replaces what a symbolic link names and keeps the link', async () => {
     const real = join(dir.path, 'real.xml');
     const link = join(dir.path, 'link.xml');

@@ -18,15 +18,8 @@ import { ExitCode, UserError } from '../errors.js';
 import { anyGate, gatesOf } from '../gates.js';
 import { collectOver } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
-import {
-  checkReportFiles,
-  commandLine,
-  formatRunMarkdown,
-  reportSessions,
-  writeHtml,
-  writeMarkdown,
-  writeWhole,
-} from '../report.js';
+import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
+import { checkReportFiles, writeVerdict } from '../report-files.js';
 import { formatRunHtml } from '../report-html.js';
 import type { ReplayOptions } from './replay.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
@@ -346,7 +339,7 @@ async function replayRun(
     say(`${err.dim('pairs:')} ${outFile}`);
   }
   if (junit && run) {
-    writeWhole(
+    await writeVerdict(
       junit,
       formatRunJunit({
         runId,
@@ -369,7 +362,7 @@ async function replayRun(
     });
     if (options.report) {
       const file = resolve(options.report);
-      say(`${err.dim('report:')} ${writeMarkdown(file, markdown)}`);
+      say(`${err.dim('report:')} ${await writeMarkdown(file, markdown)}`);
       const html = formatRunHtml({
         run,
         figures,
@@ -378,8 +371,8 @@ async function replayRun(
         command: commandLine(),
         ...(report ? { sideEffects: { roots: report.roots, changes: report.changes } } : {}),
       });
-      say(`${err.dim('report:')} ${writeHtml(file, html)}`);
-    } else writeMarkdown('', markdown, process.env, false);
+      say(`${err.dim('report:')} ${await writeHtml(file, html)}`);
+    } else await writeMarkdown('', markdown, process.env, false);
   }
   if (sideEffects) return ExitCode.sideEffects;
   if (verdicts.some((verdict) => !verdict.passed)) return ExitCode.divergence;

@@ -16,15 +16,8 @@ import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { anyGate, type GateFlags, gatesOf } from '../gates.js';
 import { formatBytes, table, writeOut } from '../output.js';
-import {
-  checkReportFiles,
-  commandLine,
-  formatRunMarkdown,
-  reportSessions,
-  writeHtml,
-  writeMarkdown,
-  writeWhole,
-} from '../report.js';
+import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
+import { checkReportFiles, writeVerdict } from '../report-files.js';
 import { formatRunHtml } from '../report-html.js';
 
 /** A share as a percentage; – where it is undefined (no calls made, or none recorded), never 100%. */
@@ -158,10 +151,10 @@ export function listRuns(id: string | undefined, options: { db: string; json?: b
 }
 
 /** `runs check RUN_ID`: the run's figures judged by the gates given. */
-export function checkRun(
+export async function checkRun(
   id: string,
   options: GateFlags & { db: string; json?: boolean; junit?: string; report?: string },
-): void {
+): Promise<void> {
   const gates = gatesOf(options);
   if (!anyGate(gates))
     throw new UserError('runs check needs a gate', 'give one, e.g. --min-recall 95%, or --gates FILE');
@@ -190,7 +183,7 @@ export function checkRun(
     }
     if (options.junit) {
       const file = resolve(options.junit);
-      writeWhole(
+      await writeVerdict(
         file,
         formatRunJunit({
           runId: run.id,
@@ -224,8 +217,8 @@ export function checkRun(
       });
       if (options.report) {
         const file = resolve(options.report);
-        writeMarkdown(file, markdown);
-        writeHtml(
+        await writeMarkdown(file, markdown);
+        await writeHtml(
           file,
           formatRunHtml({
             run,
@@ -243,7 +236,7 @@ export function checkRun(
               : {}),
           }),
         );
-      } else writeMarkdown('', markdown, process.env, false);
+      } else await writeMarkdown('', markdown, process.env, false);
     }
     if (summary.changes > 0) process.exitCode = ExitCode.sideEffects;
     else if (verdicts.some((verdict) => !verdict.passed)) process.exitCode = ExitCode.divergence;

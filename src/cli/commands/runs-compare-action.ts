@@ -11,8 +11,9 @@ import { type RunFigures, RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode } from '../errors.js';
 import { table, writeOut } from '../output.js';
-import { checkReportFiles, commandLine, writeHtml, writeMarkdown } from '../report.js';
+import { commandLine, writeHtml, writeMarkdown } from '../report.js';
 import { type CompareReport, formatCompareHtml, formatCompareMarkdown } from '../report-compare.js';
+import { checkReportFiles } from '../report-files.js';
 
 /** The figures compared, as `A`, `B` and B − A. */
 const compared = (f: RunFigures) => ({
@@ -49,11 +50,11 @@ function turnText(turn: TurnComparison): string {
 }
 
 /** `runs compare A B`: the comparison, its report and its gate. */
-export function compareRuns(
+export async function compareRuns(
   first: string,
   second: string,
   options: { db: string; json?: boolean; maxRegressions?: number; report?: string },
-): void {
+): Promise<void> {
   checkReportFiles({ report: options.report ? resolve(options.report) : undefined });
   const db = openDb(options.db, { readOnly: true });
   try {
@@ -217,9 +218,9 @@ export function compareRuns(
       const markdown = formatCompareMarkdown(report);
       if (options.report) {
         const file = resolve(options.report);
-        writeMarkdown(file, markdown);
-        writeHtml(file, formatCompareHtml(report));
-      } else writeMarkdown('', markdown, process.env, false);
+        await writeMarkdown(file, markdown);
+        await writeHtml(file, formatCompareHtml(report));
+      } else await writeMarkdown('', markdown, process.env, false);
     }
     if (gate && !gate.passed) process.exitCode = ExitCode.divergence;
   } finally {

@@ -40,7 +40,7 @@ Examples:
         options: { db: string; json?: boolean; maxRegressions?: number; report?: string },
       ) => {
         // The comparison is loaded by the command (start-up of the others).
-        (await import('./runs-compare-action.js')).compareRuns(first, second, options);
+        await (await import('./runs-compare-action.js')).compareRuns(first, second, options);
       },
     );
 }

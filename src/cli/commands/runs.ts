@@ -70,7 +70,7 @@ Examples:
         id: string,
         options: GateFlags & { db: string; json?: boolean; junit?: string; report?: string },
       ) => {
-        (await import('./runs-action.js')).checkRun(id, options);
+        await (await import('./runs-action.js')).checkRun(id, options);
       },
     );
 }

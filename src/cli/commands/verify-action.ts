@@ -1,13 +1,14 @@
 // `verify`: runs a command between two manifests of the watched directories (verify/check.ts) and reports what
 // changed. Loaded by the command's action only (verify.ts registers it).
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Checker, canonicalPath } from '../../verify/check.js';
 import { describeOutcome, failed, formatJunit, formatReport, type Outcome } from '../../verify/report.js';
 import { probeSandbox, SandboxUnavailable, sandboxed } from '../../verify/sandbox.js';
 import { ExitCode, UserError } from '../errors.js';
 import { err, progressBar, say, writeOut } from '../output.js';
+import { checkReportFiles, writeVerdict } from '../report-files.js';
 
 export interface VerifyOptions {
   watch: string[];
@@ -39,6 +40,7 @@ export async function verify(argv: string[], options: VerifyOptions): Promise<nu
     });
   }
   const junit = options.junit ? resolve(options.junit) : undefined;
+  checkReportFiles({ junit });
   const bar = progressBar('verify');
   const started = performance.now();
   const checker = await Checker.start({
@@ -67,10 +69,7 @@ export async function verify(argv: string[], options: VerifyOptions): Promise<nu
         : failed(outcome)
           ? ExitCode.failure
           : ExitCode.ok;
-  if (junit) {
-    writeFileSync(`${junit}.tmp`, formatJunit(report, outcome, seconds));
-    renameSync(`${junit}.tmp`, junit);
-  }
+  if (junit) await writeVerdict(junit, formatJunit(report, outcome, seconds));
   if (options.json) {
     writeOut(JSON.stringify({ exitCode: code, command: outcome, ...report }, null, 2));
   } else {

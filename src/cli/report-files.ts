@@ -1,0 +1,50 @@
+// The files a run's verdict is written to besides stdout (--junit, --report): checked before anything runs, then
+// written as export writes its companions (export/sink.ts `writeWhole`): a file whole, beside it then renamed onto
+// it (through a link, onto its target); a device or FIFO in place, never replaced by a file.
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SinkError, writeWhole } from '../export/sink.js';
+import { ExitCode, UserError } from './errors.js';
+
+/** The files `--report FILE` writes: FILE.md and FILE.html (FILE may end in .md already). */
+export const markdownFile = (file: string): string => (file.endsWith('.md') ? file : `${file}.md`);
+export const htmlFile = (file: string): string => `${file.replace(/\.md$/, '')}.html`;
+
+/**
+ * The files `--junit` and `--report` name, refused before anything runs when they cannot be written at all — a
+ * folder, a socket, or a folder that does not exist — rather than found at the end of a long run.
+ */
+export function checkReportFiles(options: { junit?: string | undefined; report?: string | undefined }): void {
+  const targets: [string, string][] = [
+    ...(options.junit ? [['--junit', options.junit] as [string, string]] : []),
+    ...(options.report
+      ? [markdownFile(options.report), htmlFile(options.report)].map(
+          (file) => ['--report', file] as [string, string],
+        )
+      : []),
+  ];
+  for (const [option, target] of targets) {
+    const stats = statSync(target, { throwIfNoEntry: false });
+    if (stats?.isDirectory()) throw new UserError(`${option}: ${target} is a directory`, 'name a file');
+    if (stats?.isSocket())
+      throw new UserError(
+        `${option}: ${target} is a socket, which cannot be opened as a file`,
+        'name a file',
+      );
+    if (!existsSync(dirname(target)))
+      throw new UserError(
+        `${option}: cannot write ${target}: its folder ${dirname(target)} does not exist`,
+        'create it first, or name a file in a folder that exists',
+      );
+  }
+}
+
+/** Writes a verdict's file (see above); one that cannot be written is said in words: exit 1. */
+export async function writeVerdict(path: string, text: string): Promise<void> {
+  try {
+    await writeWhole(path, text);
+  } catch (error) {
+    if (error instanceof SinkError) throw new UserError(error.message, error.hint, ExitCode.failure);
+    throw error;
+  }
+}
