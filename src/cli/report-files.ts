@@ -2,7 +2,7 @@
 // written as export writes its companions (export/sink.ts `writeWhole`): a file whole, beside it then renamed onto
 // it (through a link, onto its target); a device or FIFO in place, never replaced by a file.
 import { existsSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { SinkError, writeWhole } from '../export/sink.js';
 import { ExitCode, UserError } from './errors.js';
 
@@ -14,7 +14,12 @@ export const htmlFile = (file: string): string => `${file.replace(/\.md$/, '')}.
  * The files `--junit` and `--report` name, refused before anything runs when they cannot be written at all — a
  * folder, a socket, or a folder that does not exist — rather than found at the end of a long run.
  */
-export function checkReportFiles(options: { junit?: string | undefined; report?: string | undefined }): void {
+export function checkReportFiles(options: {
+  junit?: string | undefined;
+  report?: string | undefined;
+  /** The store the command reads: none of the files may be it. */
+  db?: string | undefined;
+}): void {
   const targets: [string, string][] = [
     ...(options.junit ? [['--junit', options.junit] as [string, string]] : []),
     ...(options.report
@@ -23,6 +28,7 @@ export function checkReportFiles(options: { junit?: string | undefined; report?:
         )
       : []),
   ];
+  if (options.db !== undefined) notTheStore(options.db, targets);
   for (const [option, target] of targets) {
     const stats = statSync(target, { throwIfNoEntry: false });
     if (stats?.isDirectory()) throw new UserError(`${option}: ${target} is a directory`, 'name a file');
@@ -46,5 +52,28 @@ export async function writeVerdict(path: string, text: string): Promise<void> {
   } catch (error) {
     if (error instanceof SinkError) throw new UserError(error.message, error.hint, ExitCode.failure);
     throw error;
+  }
+}
+
+/**
+ * Refuses an output that is the store itself or one of SQLite's files beside it (`--out` and `--db` swapped, a
+ * tab completion too far): written there, a dataset or a pairs file would take the place of every ingested
+ * session. Compared by path and, for a path that exists, by file (a link to the store is the store).
+ */
+export function notTheStore(db: string, outputs: readonly (readonly [string, string | undefined])[]): void {
+  const store = resolve(db);
+  for (const suffix of ['', '-wal', '-shm', '-journal']) {
+    const file = store + suffix;
+    const held = statSync(file, { throwIfNoEntry: false });
+    for (const [option, path] of outputs) {
+      if (path === undefined) continue;
+      const out = resolve(path);
+      const stats = held && statSync(out, { throwIfNoEntry: false });
+      if (out === file || (held && stats && stats.dev === held.dev && stats.ino === held.ino))
+        throw new UserError(
+          `${option} ${path} is ${suffix ? `SQLite's ${suffix.slice(1)} file of ` : ''}the store (--db ${db}): writing there would destroy it`,
+          'pass another file',
+        );
+    }
   }
 }

@@ -133,3 +133,27 @@ describe('--junit and --report', () => {
     expect((await run(['runs', '--db', db, '--json'])).stdout).toBe(before);
   });
 });
+
+describe('the store as an output', () => {
+  it('is refused for export --out, replay --out (even with --force or through a link) and --junit (exit 2)', async () => {
+    // `--out` and `--db` swapped: export renamed its dataset onto the store, replay --force truncated it.
+    const before = (await run(['sessions', '--db', db, '--json'])).stdout;
+    const link = join(dir.path, 'store-link.jsonl');
+    symlinkSync(db, link);
+    const attempts = [
+      ['export', '--db', db, '--out', db],
+      ['replay', '--all', '--db', db, '--out', db, '--force'],
+      ['replay', '--all', '--db', db, '--out', link, '--force'],
+      ['replay', '--all', '--db', db, '--out', join(dir.path, 'p.jsonl'), '--junit', db],
+      ['runs', 'check', runId, '--db', db, '--min-recall', '1%', '--junit', `${db}-wal`],
+    ];
+    for (const args of attempts) {
+      const refused = await run(args);
+      expect(refused.exitCode, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toMatch(
+        /is (SQLite's wal file of )?the store \(--db .*\): writing there would destroy it/,
+      );
+    }
+    expect((await run(['sessions', '--db', db, '--json'])).stdout).toBe(before);
+  });
+});

@@ -161,6 +161,7 @@ export async function checkRun(
   checkReportFiles({
     junit: options.junit ? resolve(options.junit) : undefined,
     report: options.report ? resolve(options.report) : undefined,
+    db: options.db,
   });
   const db = openDb(options.db, { readOnly: true });
   try {

@@ -55,7 +55,7 @@ export async function compareRuns(
   second: string,
   options: { db: string; json?: boolean; maxRegressions?: number; report?: string },
 ): Promise<void> {
-  checkReportFiles({ report: options.report ? resolve(options.report) : undefined });
+  checkReportFiles({ report: options.report ? resolve(options.report) : undefined, db: options.db });
   const db = openDb(options.db, { readOnly: true });
   try {
     const store = new RunStore(db);
