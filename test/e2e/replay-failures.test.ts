@@ -310,6 +310,15 @@ describe('options that contradict each other', () => {
     expect(existsSync(out())).toBe(false);
   });
 
+  it('--retries takes a whole number from 0 (a negative or a word was taken as is)', async () => {
+    for (const value of ['-2', 'three', '1.5']) {
+      const result = await replay(['--all', '--retries', value]);
+      expect(result.exitCode, value).toBe(2);
+      expect(result.stderr).toContain(`error: --retries takes a whole number from 0, not '${value}'`);
+      expect(existsSync(out())).toBe(false);
+    }
+  });
+
   it('--resume refuses options it would otherwise ignore', async () => {
     const first = JSON.parse((await replay(['6f1c2a34', '--force', '--json'])).stdout) as Figures;
     const result = await run(['replay', '--resume', first.id, '--db', db, '--model', 'openai:other']);

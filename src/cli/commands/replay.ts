@@ -128,8 +128,8 @@ export function registerReplay(program: Command): void {
     .option('--timeout <seconds>', 'per model call', positive('--timeout'), 600)
     .option(
       '--retries <n>',
-      'retries of a call on 429/5xx/timeouts, with backoff and Retry-After',
-      (v) => Number(v),
+      'retries of a call on 429/5xx/timeouts, with backoff and Retry-After (0: none)',
+      atLeast('--retries', 0),
       3,
     )
     .option('--stream', 'ask the server to stream its answers')
