@@ -1,9 +1,11 @@
 // The files a run's verdict is written to besides stdout (--junit, --report): checked before anything runs, then
 // written as export writes its companions (export/sink.ts `writeWhole`): a file whole, beside it then renamed onto
 // it (through a link, onto its target); a device or FIFO in place, never replaced by a file.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SinkError, writeWhole } from '../export/sink.js';
+import type { Db } from '../store/db.js';
+import { SourceFiles } from '../store/files.js';
 import { ExitCode, UserError } from './errors.js';
 
 /** The files `--report FILE` writes: FILE.md and FILE.html (FILE may end in .md already). */
@@ -75,5 +77,24 @@ export function notTheStore(db: string, outputs: readonly (readonly [string, str
           'pass another file',
         );
     }
+  }
+}
+
+/**
+ * Refuses an output that is an agent's log the store was read from: a dataset or a pairs file written there would
+ * take the place of the agent's own history, which nothing here can give back.
+ */
+export function notALog(db: Db, outputs: readonly (readonly [string, string | undefined])[]): void {
+  const files = new SourceFiles(db);
+  for (const [option, path] of outputs) {
+    if (path === undefined) continue;
+    const resolved = resolve(path);
+    const names = existsSync(resolved) ? [resolved, realpathSync(resolved)] : [resolved];
+    const log = names.map((name) => files.get(name)).find((row) => row !== undefined);
+    if (log)
+      throw new UserError(
+        `${option} ${path} is a ${log.agent} log the store was read from: writing there would destroy it`,
+        'pass another file',
+      );
   }
 }

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import {
+  copyFileSync,
   lstatSync,
   mkdirSync,
   readFileSync,
@@ -8,10 +9,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, tempDir } from '../helpers/cli.js';
+import { root, run, tempDir } from '../helpers/cli.js';
 
 // The files --junit and --report write after a run: checked before anything runs, written whole, and never put in
 // the place of what is not a file. Before, `--junit /dev/null` renamed a regular file onto the device node (as
@@ -155,5 +156,24 @@ describe('the store as an output', () => {
       );
     }
     expect((await run(['sessions', '--db', db, '--json'])).stdout).toBe(before);
+  });
+
+  it('and so is a log the store was read from: the agent’s own history is not written over (exit 2)', async () => {
+    const logs = join(dir.path, 'logs', '-home-ada-todo-api');
+    mkdirSync(logs, { recursive: true });
+    const log = join(logs, '6f1c2a34-7b1d-4c55-9d0e-2a8b3c4d5e61.jsonl');
+    copyFileSync(join(root, 'sample-sessions', 'claude-code', '-home-ada-todo-api', basename(log)), log);
+    expect((await run(['ingest', join(dir.path, 'logs'), '--db', db])).exitCode).toBe(0);
+    const before = readFileSync(log);
+    for (const args of [
+      ['export', '--db', db, '--out', log],
+      ['replay', '--all', '--db', db, '--out', log, '--force'],
+      ['replay', '--all', '--db', db, '--out', join(dir.path, 'q.jsonl'), '--junit', log],
+    ]) {
+      const refused = await run(args);
+      expect(refused.exitCode, args.join(' ')).toBe(2);
+      expect(refused.stderr).toContain(`${log} is a claude-code log the store was read from`);
+    }
+    expect(readFileSync(log).equals(before)).toBe(true);
   });
 });

@@ -19,7 +19,7 @@ import { anyGate, gatesOf } from '../gates.js';
 import { collectOver } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
 import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
-import { checkReportFiles, notTheStore, writeVerdict } from '../report-files.js';
+import { checkReportFiles, notALog, notTheStore, writeVerdict } from '../report-files.js';
 import { formatRunHtml } from '../report-html.js';
 import type { ReplayOptions } from './replay.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
@@ -147,6 +147,10 @@ async function replayRun(
     });
     outFile = resolve(options.out);
     notTheStore(options.db, [['--out', options.out]]);
+    notALog(db, [
+      ['--out', options.out],
+      ['--junit', options.junit],
+    ]);
     // Found before anything runs: a folder, a path whose folder is missing, a link loop.
     const target = pairsTarget(outFile);
     if (target.kind === 'new' && !existsSync(dirname(outFile)))
