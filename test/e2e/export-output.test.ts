@@ -221,6 +221,17 @@ describe('written in place', () => {
     });
   });
 
+  it('--out - is stdout, not a file named -', async () => {
+    const cwd = join(dir.path, 'dash');
+    mkdirSync(cwd);
+    const result = await ran(
+      execa('sh', ['-c', `node "${bin}" export --db "${store}" --out - | cat`], { reject: false, cwd }),
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(rows(result.stdout)).toHaveLength(7);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
   it('/dev/stdout redirected to a file: appended through the descriptor, the file never replaced', async () => {
     const out = join(place('redirect'), 'log.jsonl');
     writeFileSync(out, '{"kept":true}\n');

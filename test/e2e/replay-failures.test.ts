@@ -263,6 +263,34 @@ describe('where the pairs go', () => {
     expect(String(result.stdout).length).toBe(2000);
   });
 
+  it('with --out - or /dev/stdout piped, stdout holds the pairs only (the figures go to stderr), and no file named -', async () => {
+    for (const target of ['-', '/dev/stdout']) {
+      const piped = await execa(
+        'sh',
+        ['-c', `node "${bin}" replay --all --db "${db}" --out ${target} --force | cat`],
+        { reject: false, cwd: dir.path, env: { NO_COLOR: '1' }, timeout: 60_000 },
+      );
+      expect(piped.exitCode, String(piped.stderr)).toBe(0);
+      const lines = String(piped.stdout).trim().split('\n');
+      // Before, the run's figures followed the pairs on stdout: a JSONL reader met 9 lines that were not JSON.
+      for (const line of lines) expect(() => JSON.parse(line), line.slice(0, 80)).not.toThrow();
+      expect(lines.length).toBeGreaterThan(5);
+      expect(String(piped.stderr)).toMatch(/^turns +\d+ done/m);
+      expect(existsSync(join(dir.path, '-'))).toBe(false);
+    }
+    // pipefail: the replay's exit code, not cat's.
+    const json = await execa(
+      'bash',
+      ['-o', 'pipefail', '-c', `node "${bin}" replay --all --db "${db}" --out - --json | cat`],
+      {
+        reject: false,
+        cwd: dir.path,
+      },
+    );
+    expect(json.exitCode).toBe(2);
+    expect(String(json.stderr)).toContain('--json and --out /dev/stdout both write to stdout');
+  });
+
   it('refuses a socket as --out before anything runs, in words (exit 2)', async () => {
     // What `--out /dev/stdout` is under a parent whose stdio is a socket (node's child_process, some CI runners).
     const child = await execa(

@@ -20,7 +20,9 @@ import { notALog, notTheStore } from '../report-files.js';
 
 import type { ExportOptions } from './export.js';
 
-export async function runExport(db: ReturnType<typeof openDb>, options: ExportOptions): Promise<void> {
+export async function runExport(db: ReturnType<typeof openDb>, given: ExportOptions): Promise<void> {
+  // `--out -` is stdout, as for most tools, not a file named '-'.
+  const options: ExportOptions = given.out === '-' ? { ...given, out: undefined } : given;
   const runs = new RunStore(db);
   const sessions = new SessionStore(db);
   let run: ReturnType<RunStore['get']>;

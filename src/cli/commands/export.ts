@@ -143,7 +143,7 @@ export function registerExport(program: Command): void {
     )
     .option(
       '--out <file>',
-      'write here (default: stdout); with --split, FILE.train.jsonl and FILE.validation.jsonl',
+      'write here (default, or -: stdout); with --split, FILE.train.jsonl and FILE.validation.jsonl',
     )
     .addOption(dbOption())
     .addOption(jsonOption().default(false))

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, statSync, truncateSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { SinkError, type Target, targetOf } from '../../export/sink.js';
+import { SinkError, sharesStdout, type Target, targetOf } from '../../export/sink.js';
 import { callKeys } from '../../replay/chat.js';
 import { requestDigest, type SessionEnd } from '../../replay/engine.js';
 import { checkGates, formatGates } from '../../replay/gates.js';
@@ -71,6 +71,8 @@ async function replayRun(
   let sessionIds: string[];
   let outFile: string;
   let mode: 'new' | 'append' | 'resume' | 'stream';
+  /** The pairs go to our own stdout (`--out /dev/stdout`, `--out -`): the run's figures go to stderr instead. */
+  let pairsOnStdout = false;
 
   if (options.resume) {
     const run = runs.resolve(options.resume);
@@ -145,6 +147,8 @@ async function replayRun(
     sessionIds = await resolveTargets(db, targets, options.all === true, undefined, {
       branches: options.branches === true,
     });
+    // `--out -` is stdout, as for most tools, not a file named '-'.
+    if (options.out === '-') options = { ...options, out: '/dev/stdout' };
     outFile = resolve(options.out);
     notTheStore(options.db, [['--out', options.out]]);
     notALog(db, [
@@ -170,6 +174,12 @@ async function replayRun(
           'append to a file, or leave --append out to write the pairs to it',
         );
       mode = 'stream';
+      pairsOnStdout = sharesStdout(target);
+      if (pairsOnStdout && options.json)
+        throw new UserError(
+          `--json and --out ${options.out} both write to stdout: the figures would be mixed into the pairs`,
+          'send the pairs to a file, or leave --json out (the figures then go to stderr)',
+        );
     }
   }
 
@@ -339,9 +349,11 @@ async function replayRun(
       ),
     );
   } else if (run) {
-    writeOut(formatFigures(run, figures));
-    writeOut(formatCheck(check, report));
-    if (verdicts.length > 0) writeOut(formatGates(verdicts));
+    // Nothing but pairs on stdout when that is where they go: one stream of JSON lines for its reader.
+    const print = pairsOnStdout ? say : writeOut;
+    print(formatFigures(run, figures));
+    print(formatCheck(check, report));
+    if (verdicts.length > 0) print(formatGates(verdicts));
     say(`${err.dim('pairs:')} ${outFile}`);
   }
   if (junit && run) {

@@ -109,7 +109,7 @@ export function registerReplay(program: Command): void {
     )
     .option(
       '--out <file>',
-      'where pairs go, one JSON line per model turn (a pipe or /dev/stdout is written as a stream: no --append or --resume)',
+      'where pairs go, one JSON line per model turn (- or /dev/stdout, a pipe: written as a stream, the figures then on stderr; no --append or --resume)',
       'pairs.jsonl',
     )
     .option(
