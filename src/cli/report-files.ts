@@ -31,6 +31,15 @@ export function checkReportFiles(options: {
       : []),
   ];
   if (options.db !== undefined) notTheStore(options.db, targets);
+  // FILE.md and FILE.html are written beside FILE: beside a device or a pipe (`--report /dev/null`) they would be
+  // files made in /dev, or next to a FIFO, which no one meant.
+  const { report } = options;
+  const named = report === undefined ? undefined : statSync(report, { throwIfNoEntry: false });
+  if (report !== undefined && named && !named.isFile() && !named.isDirectory())
+    throw new UserError(
+      `--report ${report} is not a file: it names the files ${markdownFile(report)} and ${htmlFile(report)} to write beside it`,
+      'name a file (without .md or .html), e.g. --report replay-report',
+    );
   for (const [option, target] of targets) {
     const stats = statSync(target, { throwIfNoEntry: false });
     if (stats?.isDirectory()) throw new UserError(`${option}: ${target} is a directory`, 'name a file');

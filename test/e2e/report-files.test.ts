@@ -112,6 +112,10 @@ describe('--junit and --report', () => {
     expect(asFile.exitCode).toBe(2);
     expect(asFile.stderr).toContain(`--junit: ${folder} is a directory`);
     expect(() => statSync(`${folder}.tmp`)).toThrow();
+    const nothing = await check(['--report', '/dev/null']);
+    expect(nothing.exitCode).toBe(2);
+    expect(nothing.stderr).toContain('--report /dev/null is not a file: it names the files /dev/null.md');
+    expect(() => statSync('/dev/null.md')).toThrow();
     mkdirSync(join(dir.path, 'page.md'));
     const report = await check(['--report', join(dir.path, 'page')]);
     expect(report.exitCode).toBe(2);
