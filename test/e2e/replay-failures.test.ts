@@ -246,6 +246,26 @@ describe('where the pairs go', () => {
     expect(resumed.stderr).toContain(
       `run ${(last as Figures).id} wrote its pairs to ${fifo}, a FIFO: they cannot be read back to go on from them`,
     );
+    // Nor exported: opening the FIFO to read its pairs waited for a writer for ever.
+    const exported = await execa(
+      'node',
+      [
+        bin,
+        'export',
+        '--db',
+        db,
+        '--from',
+        `run:${(last as Figures).id}`,
+        '--out',
+        join(dir.path, 'x.jsonl'),
+      ],
+      { reject: false, cwd: root, timeout: 60_000 },
+    );
+    expect(exported.timedOut).toBe(false);
+    expect(exported.exitCode).toBe(2);
+    expect(String(exported.stderr)).toContain(
+      `run ${(last as Figures).id} wrote its pairs to ${fifo}, which is not a file: they were not kept`,
+    );
   });
 
   it('ends when the reader of --out /dev/stdout goes away, instead of waiting on a full pipe for ever', async () => {

@@ -1,6 +1,6 @@
 // What `export` does, loaded only when it runs: the tokenizer, the redaction rules and the renderers take most
 // of a second to load, which `replay-history --help` or `sessions` should not pay.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { TrainOn } from '../../export/build.js';
 import { trainerConfigs } from '../../export/configs.js';
 import { formatFor } from '../../export/formats/index.js';
@@ -35,6 +35,7 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
   } else if (options.from !== 'original') {
     throw new UserError(`--from takes original, run:RUN_ID or latest, not '${options.from}'`);
   }
+  if (run) keptPairs(run);
 
   const dpo = options.format === 'dpo';
   if (dpo && !run)
@@ -319,4 +320,20 @@ function formatExport(report: ExportReport, sinks: Sink[], split: boolean): stri
       `elided      ${report.elision.resultsElided} repeated result(s), ${report.elision.resultsCut} cut; ${formatBytes(report.elision.bytesSaved)} not written`,
     );
   return lines.join('\n');
+}
+
+/**
+ * A run's pairs are read back from the file it wrote. One that streamed them (`--out /dev/stdout`, a FIFO, a
+ * device) kept none: opening a FIFO to read would wait for a writer for ever, and `/dev/stdout` is this export's
+ * own stdout, not the run's.
+ */
+function keptPairs(run: NonNullable<ReturnType<RunStore['get']>>): void {
+  const file = run.out_file;
+  const stats = statSync(file, { throwIfNoEntry: false });
+  const streamed = /^\/(dev|proc)\//.test(file) || (stats !== undefined && !stats.isFile());
+  if (streamed)
+    throw new UserError(
+      `run ${run.id} wrote its pairs to ${file}, which is not a file: they were not kept, so there is nothing to export from it`,
+      'replay with --out FILE to export what a run answered',
+    );
 }
