@@ -165,6 +165,12 @@ export function targetOf(path: string): Target {
   }
 }
 
+/** What a target is, in a word or two: 'FIFO', 'pipe' (a FIFO reached through a descriptor), 'character device'… */
+export function kindName(target: Target): string {
+  if (target.kind === 'fifo') return target.descriptor ? 'pipe' : 'FIFO';
+  return target.kind;
+}
+
 /**
  * Whether an in-place target is the very file our stdout is (`--out /dev/stdout`, or the pipe stdout goes to):
  * then nothing else may be written to stdout between its rows, and a reader that left ends the export as it does

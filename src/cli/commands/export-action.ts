@@ -1,6 +1,6 @@
 // What `export` does, loaded only when it runs: the tokenizer, the redaction rules and the renderers take most
 // of a second to load, which `replay-history --help` or `sessions` should not pay.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { TrainOn } from '../../export/build.js';
 import { trainerConfigs } from '../../export/configs.js';
 import { formatFor } from '../../export/formats/index.js';
@@ -8,7 +8,7 @@ import { Redactor } from '../../export/redact.js';
 import { Exporter, type ExportReport } from '../../export/run.js';
 import type { Unit } from '../../export/sample.js';
 import { scanThreadCount } from '../../export/scan-thread.js';
-import { Sink, SinkError, sharesStdout, type Target, targetOf, writeWhole } from '../../export/sink.js';
+import { kindName, Sink, SinkError, sharesStdout, targetOf, writeWhole } from '../../export/sink.js';
 import { type Side, splitFile } from '../../export/split.js';
 import { measureFor, TokenizerError } from '../../export/tokenizer.js';
 import type { openDb } from '../../store/db.js';
@@ -253,11 +253,6 @@ function plainly(error: unknown): unknown {
   return error instanceof SinkError ? new UserError(error.message, error.hint, ExitCode.failure) : error;
 }
 
-function kindName(target: Target): string {
-  if (target.kind === 'fifo') return target.descriptor ? 'pipe' : 'FIFO';
-  return target.kind;
-}
-
 /** Where a sink's rows went, in words: a file, a link and its target, or a device written in place. */
 function describeSink(sink: Sink): string {
   const target = sink.target;
@@ -329,8 +324,14 @@ function formatExport(report: ExportReport, sinks: Sink[], split: boolean): stri
  */
 function keptPairs(run: NonNullable<ReturnType<RunStore['get']>>): void {
   const file = run.out_file;
-  const stats = statSync(file, { throwIfNoEntry: false });
-  const streamed = /^\/(dev|proc)\//.test(file) || (stats !== undefined && !stats.isFile());
+  // Not atomic: a device, FIFO or socket, or what a descriptor reaches (`/dev/stdout`, this export's own stdout).
+  let streamed: boolean;
+  try {
+    streamed = !targetOf(file).atomic;
+  } catch {
+    // A path that leads nowhere a file can be (a link loop, a folder) holds no pairs either.
+    streamed = true;
+  }
   if (streamed)
     throw new UserError(
       `run ${run.id} wrote its pairs to ${file}, which is not a file: they were not kept, so there is nothing to export from it`,

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, statSync, truncateSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { SinkError, sharesStdout, type Target, targetOf } from '../../export/sink.js';
+import { kindName, SinkError, sharesStdout, type Target, targetOf } from '../../export/sink.js';
 import { callKeys } from '../../replay/chat.js';
 import { requestDigest, type SessionEnd } from '../../replay/engine.js';
 import { checkGates, formatGates } from '../../replay/gates.js';
@@ -85,7 +85,7 @@ async function replayRun(
     const target = pairsTarget(outFile);
     if (!target.atomic)
       throw new UserError(
-        `run ${run.id} wrote its pairs to ${outFile}, ${kindName(target)}: they cannot be read back to go on from them`,
+        `run ${run.id} wrote its pairs to ${outFile}, ${aKind(target)}: they cannot be read back to go on from them`,
         'replay its sessions again, with --out FILE to go on from later',
       );
   } else {
@@ -170,7 +170,7 @@ async function replayRun(
       // A pipe, `/dev/stdout`, a device: written to, never read back (nothing to refuse, keep or cut).
       if (options.append)
         throw new UserError(
-          `--append reads the pairs already in --out, and ${outFile} is ${kindName(target)}: it cannot be read back`,
+          `--append reads the pairs already in --out, and ${outFile} is ${aKind(target)}: it cannot be read back`,
           'append to a file, or leave --append out to write the pairs to it',
         );
       mode = 'stream';
@@ -442,17 +442,16 @@ function checkAgentOptions(options: ReplayOptions, modeGiven: boolean, who: stri
   }
 }
 
-/** What --out is, said as a usage error when it cannot be a pairs file at all (a folder, a missing folder). */
+/** What --out is, said as a usage error when it cannot be a pairs file at all (a folder, a link loop, a socket). */
 function pairsTarget(path: string): Target {
   try {
     const target = targetOf(path);
     if (target.kind === 'socket')
       throw new UserError(
-        `cannot write ${path}: it is ${kindName(target)}, which cannot be opened as a file`,
+        `cannot write ${path}: it is ${aKind(target)}, which cannot be opened as a file`,
         'pass --out FILE, or send stdout to a file or a pipe (| or >) for --out /dev/stdout',
       );
-    // A file reached through a descriptor (`--out /dev/stdout` under `> file`) is written as the stream it is.
-    return target.descriptor ? { ...target, atomic: false } : target;
+    return target;
   } catch (error) {
     if (error instanceof SinkError)
       throw new UserError(error.message, 'pass --out FILE in a folder that exists');
@@ -460,8 +459,9 @@ function pairsTarget(path: string): Target {
   }
 }
 
-function kindName(target: Target): string {
-  if (target.kind === 'fifo') return target.descriptor ? 'a pipe' : 'a FIFO';
-  if (target.descriptor) return `an open descriptor (${target.kind})`;
-  return `a ${target.kind}`;
+/** `a FIFO`, `a pipe`, `an open descriptor (socket)`: a pairs target that is no file, as a sentence names it. */
+function aKind(target: Target): string {
+  return target.descriptor && target.kind !== 'fifo'
+    ? `an open descriptor (${kindName(target)})`
+    : `a ${kindName(target)}`;
 }
