@@ -19,8 +19,8 @@ export const htmlFile = (file: string): string => `${file.replace(/\.md$/, '')}.
 export function checkReportFiles(options: {
   junit?: string | undefined;
   report?: string | undefined;
-  /** The store the command reads: none of the files may be it. */
-  db?: string | undefined;
+  /** The store the command reads: none of the files may be it, or a log it was read from. */
+  store?: Db | undefined;
 }): void {
   const targets: [string, string][] = [
     ...(options.junit ? [['--junit', options.junit] as [string, string]] : []),
@@ -30,7 +30,7 @@ export function checkReportFiles(options: {
         )
       : []),
   ];
-  if (options.db !== undefined) notTheStore(options.db, targets);
+  if (options.store !== undefined) notAnInput(options.store, targets);
   // FILE.md and FILE.html are written beside FILE: beside a device or a pipe (`--report /dev/null`) they would be
   // files made in /dev, or next to a FIFO, which no one meant.
   const { report } = options;
@@ -66,12 +66,18 @@ export async function writeVerdict(path: string, text: string): Promise<void> {
   }
 }
 
+/** Refuses an output that is one of the command's inputs: the store (see notTheStore) or a log it was read from. */
+export function notAnInput(store: Db, outputs: readonly (readonly [string, string | undefined])[]): void {
+  notTheStore(store.name, outputs);
+  notALog(store, outputs);
+}
+
 /**
  * Refuses an output that is the store itself or one of SQLite's files beside it (`--out` and `--db` swapped, a
  * tab completion too far): written there, a dataset or a pairs file would take the place of every ingested
  * session. Compared by path and, for a path that exists, by file (a link to the store is the store).
  */
-export function notTheStore(db: string, outputs: readonly (readonly [string, string | undefined])[]): void {
+function notTheStore(db: string, outputs: readonly (readonly [string, string | undefined])[]): void {
   const store = resolve(db);
   for (const suffix of ['', '-wal', '-shm', '-journal']) {
     const file = store + suffix;
@@ -93,7 +99,7 @@ export function notTheStore(db: string, outputs: readonly (readonly [string, str
  * Refuses an output that is an agent's log the store was read from: a dataset or a pairs file written there would
  * take the place of the agent's own history, which nothing here can give back.
  */
-export function notALog(db: Db, outputs: readonly (readonly [string, string | undefined])[]): void {
+function notALog(db: Db, outputs: readonly (readonly [string, string | undefined])[]): void {
   const files = new SourceFiles(db);
   for (const [option, path] of outputs) {
     if (path === undefined) continue;

@@ -173,6 +173,7 @@ describe('the store as an output', () => {
       ['export', '--db', db, '--out', log],
       ['replay', '--all', '--db', db, '--out', log, '--force'],
       ['replay', '--all', '--db', db, '--out', join(dir.path, 'q.jsonl'), '--junit', log],
+      ['runs', 'check', runId, '--db', db, '--min-recall', '1%', '--junit', log],
     ]) {
       const refused = await run(args);
       expect(refused.exitCode, args.join(' ')).toBe(2);

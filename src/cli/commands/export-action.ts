@@ -16,7 +16,7 @@ import { RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { err, formatBytes, progressBar, say, writeOut } from '../output.js';
-import { notALog, notTheStore } from '../report-files.js';
+import { notAnInput } from '../report-files.js';
 
 import type { ExportOptions } from './export.js';
 
@@ -65,8 +65,7 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
     throw new UserError('--redact-name needs redaction on', 'leave out --no-redact, or --redact-name');
   if (options.elideTool.length > 0 && !options.elideRepeats)
     throw new UserError('--elide-tool only makes sense with --elide-repeats');
-  notALog(db, [['--out', options.out]]);
-  notTheStore(options.db, [
+  notAnInput(db, [
     ['--out', options.out],
     ...(options.split !== undefined && options.out
       ? (['train', 'validation'] as const).map(

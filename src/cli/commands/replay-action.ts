@@ -19,7 +19,7 @@ import { anyGate, gatesOf } from '../gates.js';
 import { collectOver } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
 import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
-import { checkReportFiles, notALog, notTheStore, writeVerdict } from '../report-files.js';
+import { checkReportFiles, notAnInput, writeVerdict } from '../report-files.js';
 import { formatRunHtml } from '../report-html.js';
 import type { ReplayOptions } from './replay.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
@@ -65,7 +65,7 @@ async function replayRun(
   // A gate file that cannot be read or says something unknown is a usage error, found before anything runs.
   const gates = gatesOf(options);
   const junit = options.junit ? resolve(options.junit) : undefined;
-  checkReportFiles({ junit, report: options.report ? resolve(options.report) : undefined, db: options.db });
+  checkReportFiles({ junit, report: options.report ? resolve(options.report) : undefined, store: db });
   let runId: string;
   let stored: StoredOptions;
   let sessionIds: string[];
@@ -81,7 +81,7 @@ async function replayRun(
     sessionIds = runs.sessions(run.id);
     outFile = run.out_file;
     mode = 'resume';
-    notTheStore(options.db, [['--out', outFile]]);
+    notAnInput(db, [['--out', outFile]]);
     const target = pairsTarget(outFile);
     if (!target.atomic)
       throw new UserError(
@@ -150,11 +150,7 @@ async function replayRun(
     // `--out -` is stdout, as for most tools, not a file named '-'.
     if (options.out === '-') options = { ...options, out: '/dev/stdout' };
     outFile = resolve(options.out);
-    notTheStore(options.db, [['--out', options.out]]);
-    notALog(db, [
-      ['--out', options.out],
-      ['--junit', options.junit],
-    ]);
+    notAnInput(db, [['--out', options.out]]);
     // Found before anything runs: a folder, a path whose folder is missing, a link loop.
     const target = pairsTarget(outFile);
     if (target.kind === 'new' && !existsSync(dirname(outFile)))

@@ -158,13 +158,13 @@ export async function checkRun(
   const gates = gatesOf(options);
   if (!anyGate(gates))
     throw new UserError('runs check needs a gate', 'give one, e.g. --min-recall 95%, or --gates FILE');
-  checkReportFiles({
-    junit: options.junit ? resolve(options.junit) : undefined,
-    report: options.report ? resolve(options.report) : undefined,
-    db: options.db,
-  });
   const db = openDb(options.db, { readOnly: true });
   try {
+    checkReportFiles({
+      junit: options.junit ? resolve(options.junit) : undefined,
+      report: options.report ? resolve(options.report) : undefined,
+      store: db,
+    });
     const store = new RunStore(db);
     const run = store.resolve(id);
     const figures = store.figures(run.id);

@@ -55,9 +55,9 @@ export async function compareRuns(
   second: string,
   options: { db: string; json?: boolean; maxRegressions?: number; report?: string },
 ): Promise<void> {
-  checkReportFiles({ report: options.report ? resolve(options.report) : undefined, db: options.db });
   const db = openDb(options.db, { readOnly: true });
   try {
+    checkReportFiles({ report: options.report ? resolve(options.report) : undefined, store: db });
     const store = new RunStore(db);
     const sessions = new SessionStore(db);
     const a = store.resolve(first);
