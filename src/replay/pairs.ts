@@ -105,10 +105,7 @@ export class PairsWriter {
       try {
         fd = openSync(path, 'a');
       } catch (error) {
-        // A socket behind `/dev/stdout` (a parent's stdio) cannot be opened by name, for one.
-        const { code, cause } = causeOf(error);
-        if (code === undefined) throw error;
-        throw new SinkError(path, code, cause, 'nothing was written to it');
+        throw said(path, error, 'nothing was written to it');
       }
       return { writer: new PairsWriter(path, fd, run, true), done: new Set(), cut: 0 };
     }
@@ -188,12 +185,9 @@ export class PairsWriter {
     try {
       writeAllParts(this.fd, pairParts(pair, known).text('\n').done());
     } catch (error) {
-      const { code, cause } = causeOf(error);
-      if (code === undefined) throw error;
-      throw new SinkError(
+      throw said(
         this.path,
-        code,
-        cause,
+        error,
         this.stream
           ? 'every pair before this one was written to it'
           : `every pair before this one is in the file; replay-history replay --resume ${this.run} goes on from it once the cause is mended`,
@@ -204,6 +198,12 @@ export class PairsWriter {
   close(): void {
     closeSync(this.fd);
   }
+}
+
+/** A system error opening or writing the pairs as a SinkError (the path, the cause in words); any other as it is. */
+function said(path: string, error: unknown, hint: string): unknown {
+  const { code, cause } = causeOf(error);
+  return code === undefined ? error : new SinkError(path, code, cause, hint);
 }
 
 /** JSON a caller already made of a pair's fields, used as is. */
