@@ -36,18 +36,14 @@ function load(): Count {
   const module = require('gpt-tokenizer/encoding/o200k_base') as {
     default?: { bytePairEncodingCoreProcessor?: Core };
   };
-  const whole = o200kByLibrary;
   const core = module.default?.bytePairEncodingCoreProcessor;
   // the encoder is gpt-tokenizer's own (not its API): a version without it is counted through its API
   if (typeof core?.getBpeRankFromString !== 'function' || typeof core.bytePairEncode !== 'function')
-    return whole;
-  return scanner(
-    {
-      rank: (piece) => core.getBpeRankFromString(piece),
-      merge: (piece) => core.bytePairEncode(piece).length,
-    },
-    whole,
-  );
+    return o200kByLibrary;
+  return scanner({
+    rank: (piece) => core.getBpeRankFromString(piece),
+    merge: (piece) => core.bytePairEncode(piece).length,
+  });
 }
 
 let counter: Count | undefined;

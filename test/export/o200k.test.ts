@@ -63,6 +63,27 @@ const alphabet = [
   '<|im_start|>',
 ];
 
+// Characters outside the BMP of each class the pattern tells apart, mixed with the ASCII and BMP ones they meet
+// in a log (an emoji between words, a mathematical letter or digit inside a word or a number).
+const astral = [
+  ..."aZ09 \n.'s",
+  '\u00e9',
+  '\u4e2d',
+  '\u0301',
+  '\ud83d\ude00', // 😀 So
+  '\ud83d\ude80', // 🚀 So
+  '\u200d', // zero-width joiner (Cf), inside emoji sequences
+  '\ufe0f', // variation selector 16 (Mn)
+  '\ud835\udc00', // 𝐀 Lu
+  '\ud835\udc1a', // 𝐚 Ll
+  '\ud840\udc00', // 𠀀 Lo
+  '\ud834\udd67', // 𝅧 Mn
+  '\ud835\udfce', // 𝟎 Nd
+  '\ud800\udd07', // 𐄇 No
+  '\ud800', // lone high surrogate
+  '\udc00', // lone low surrogate
+];
+
 function random(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
@@ -103,19 +124,18 @@ function fixtureTexts(): string[] {
 }
 
 describe('the o200k scanner', () => {
-  it('cuts every text into the pieces of the pattern’s regex', () => {
-    const bmp = (text: string) => !/[\ud800-\udfff]/.test(text);
-    for (const text of [...texts(4000, 1), ...texts(4000, 2, alphabet.slice(0, 120))].filter(bmp))
-      expect(scannedPieces(text), JSON.stringify(text)).toEqual(regexPieces(text));
+  it('cuts every text into the pieces of the pattern’s regex, characters outside the BMP included', () => {
+    const all = [...texts(4000, 1), ...texts(4000, 2, alphabet.slice(0, 120)), ...texts(4000, 5, astral)];
+    expect(all.filter((text) => /[\ud800-\udfff]/.test(text)).length).toBeGreaterThan(4000);
+    for (const text of all) expect(scannedPieces(text), JSON.stringify(text)).toEqual(regexPieces(text));
   });
 
   it('counts what gpt-tokenizer counts, on random texts and on the real logs of the fixtures', () => {
-    const all = [...texts(6000, 3), ...fixtureTexts()];
-    expect(all.length).toBeGreaterThan(6000);
+    const all = [...texts(6000, 3), ...texts(2000, 6, astral), ...fixtureTexts()];
+    expect(all.length).toBeGreaterThan(8000);
     let mismatched = 0;
     for (const text of all) if (o200k.count(text) !== o200kByLibrary(text)) mismatched++;
     expect(mismatched).toBe(0);
-    // a long text with surrogates is cut into parts: the sum of the parts is the count of the whole
     const long = texts(500, 4).join('\nx');
     expect(o200k.count(long)).toBe(o200kByLibrary(long));
   });
