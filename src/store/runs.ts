@@ -264,15 +264,28 @@ export class RunStore {
     });
   }
 
+  /** The run started last, if any. */
+  latest(): RunRow | undefined {
+    return this.sql('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1').get() as
+      | RunRow
+      | undefined;
+  }
+
   get(id: string): RunRow | undefined {
     return this.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
   }
 
   /**
    * The run an id or a unique prefix of it names, as session ids are taken: `run_20261201T2057`, or without
-   * the `run_`. Throws a StoreError naming the candidates when none or several match.
+   * the `run_`; `latest` is the run started last (no id is a word: ids begin with `run_` and a date). Throws a
+   * StoreError naming the candidates when none or several match.
    */
   resolve(prefix: string): RunRow {
+    if (prefix === LATEST) {
+      const last = this.latest();
+      if (!last) throw new StoreError('no replay run yet: latest names none', 'replay-history replay --help');
+      return last;
+    }
     const exact = this.get(prefix);
     if (exact) return exact;
     const bare = prefix.startsWith('run_') ? prefix : `run_${prefix}`;
@@ -554,6 +567,9 @@ export class RunStore {
     yield* this.sql('SELECT * FROM runs ORDER BY started_at').iterate() as Iterable<RunRow>;
   }
 }
+
+/** The word that names the run started last wherever a run id is taken. */
+export const LATEST = 'latest';
 
 export function turnKey(sessionId: string, turn: number): string {
   return `${sessionId}#${turn}`;

@@ -226,6 +226,18 @@ describe('replay gates', () => {
     const none = await run(['runs', 'check', runId, '--db', db]);
     expect(none.exitCode).toBe(2);
     expect(none.stderr).toContain('runs check needs a gate');
+    // `latest` is the run started last, wherever a run id is taken
+    const latest = await run(['runs', 'check', 'latest', '--db', db, '--min-recall', '0.9', '--json']);
+    expect(latest.exitCode).toBe(4);
+    expect(latest.stdout).toBe(checked.stdout);
+    const shown = await run(['runs', 'latest', '--db', db, '--json']);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: runId });
+    const empty = join(dir.path, 'no-runs.db');
+    expect((await run(['ingest', join(dir.path, 'logs'), '--db', empty])).exitCode).toBe(0);
+    const nothing = await run(['runs', 'check', 'latest', '--db', empty, '--min-recall', '0.9']);
+    expect(nothing.exitCode).toBe(2);
+    expect(nothing.stderr).toContain('no replay run yet: latest names none');
     const junit = join(dir.path, 'replay.xml');
     const judged = await replay('--min-recall', '0.9', '--junit', junit);
     expect(judged.exitCode).toBe(4);
@@ -282,6 +294,11 @@ describe('runs compare', () => {
     }
     const compared = await run(['runs', 'compare', baseline, better, '--db', db, '--json']);
     expect(compared.exitCode, compared.stderr).toBe(0);
+    // the run started last by its word: the same comparison as by its id
+    const toLatest = await run(['runs', 'compare', baseline, 'latest', '--db', db, '--json']);
+    const toOnlyA = await run(['runs', 'compare', baseline, onlyA, '--db', db, '--json']);
+    expect(toLatest.exitCode, toLatest.stderr).toBe(0);
+    expect(toLatest.stdout).toBe(toOnlyA.stdout);
     const report = JSON.parse(compared.stdout) as {
       turns: Record<string, number>;
       figures: { delta: Record<string, number | null> };

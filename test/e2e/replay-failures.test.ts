@@ -199,9 +199,15 @@ describe('a replay stopped by a signal', () => {
     // The pair of the answered turn is whole; the resume hint works.
     expect(readFileSync(out(), 'utf8').trimEnd().split('\n')).toHaveLength(1);
     server.push({ text: 'again' }, { text: 'again' }, { text: 'again' }, { text: 'again' });
-    const resumed = await run(['replay', '--resume', last?.id ?? '', '--db', db, '--json']);
+    // `latest`: the run started last, the one just stopped
+    const resumed = await run(['replay', '--resume', 'latest', '--db', db, '--json']);
     expect(resumed.exitCode).toBe(0);
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', turnsDone: 5, turnsFailed: 0 });
+    expect(JSON.parse(resumed.stdout)).toMatchObject({
+      id: last?.id,
+      status: 'done',
+      turnsDone: 5,
+      turnsFailed: 0,
+    });
   });
 });
 

@@ -27,7 +27,7 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
   const sessions = new SessionStore(db);
   let run: ReturnType<RunStore['get']>;
   if (options.from === 'latest') {
-    run = [...runs.list()].at(-1);
+    run = runs.latest();
     if (!run) throw new UserError('no replay run yet for --from latest', 'replay-history replay --help');
   } else if (options.from.startsWith('run:')) {
     const id = options.from.slice(4);

@@ -118,7 +118,10 @@ export function registerReplay(program: Command): void {
       positive('--concurrency'),
       4,
     )
-    .option('--resume <run-id>', 'continue a run that was interrupted: finished turns are not asked again')
+    .option(
+      '--resume <run-id>',
+      'continue a run that was interrupted (its id, a unique prefix of it, or latest): finished turns are not asked again',
+    )
     .option('--append', 'add to an --out file that already holds pairs')
     .option('--force', 'overwrite an --out file that already holds pairs')
     .option(
@@ -246,8 +249,8 @@ gates judge a finished run: replay-history runs check RUN_ID. --junit FILE write
 Off a terminal a line per finished session goes to stderr (a progress bar on one; --quiet for neither). Exit
 codes: 0 done · 1 a turn failed, or the run was stopped by the provider · 2 a usage error (found before anything
 runs) · 3 side effects · 4 a gate failed · 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP: the run is marked
-interrupted and --resume RUN_ID (or a unique prefix of it) goes on. When several apply: 2, then 3, then 4,
-then 1 (side effects are said even when turns failed or gates too).
+interrupted and --resume RUN_ID (or a unique prefix of it, or latest) goes on. When several apply: 2, then 3,
+then 4, then 1 (side effects are said even when turns failed or gates too).
 
 --agent opencode runs the real opencode binary headless in each session's recorded cwd (or --workspace), in a
 private HOME and config of its own: a plugin overrides every built-in tool with one that returns the recorded
@@ -301,6 +304,7 @@ Examples:
   $ replay-history replay 01a23320 --model responses:gpt-5.5 --out codex.jsonl
   $ replay-history replay 9c1bacd1 --model gemini:gemini-2.5-flash --stream --out gemini.jsonl
   $ replay-history replay --resume run_20261130T101500_3f9a2c
+  $ replay-history replay --resume latest
   $ replay-history replay 6f1c2a34 --model openai:qwen --base-url http://127.0.0.1:8000/v1 --stream --max-tokens 2048
   $ replay-history replay --all --model ollama:qwen2.5-coder:7b --elide-repeats --max-result-bytes 8192 --quiet
   $ replay-history replay 6f1c2a34 --elide-repeats --elide-tool mcp__db__query

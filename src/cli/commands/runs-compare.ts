@@ -7,8 +7,8 @@ export function registerCompare(runs: Command): void {
   runs
     .command('compare')
     .description('compare a candidate run with a baseline over the same sessions, turn by turn')
-    .argument('<baseline>', 'run A (an id or a unique prefix)')
-    .argument('<candidate>', 'run B')
+    .argument('<baseline>', 'run A (an id, a unique prefix of one, or latest: the run started last)')
+    .argument('<candidate>', 'run B (the same)')
     .option('--max-regressions <n>', 'gate: exit 4 when more than this many turns regressed', (value) =>
       countOf('--max-regressions', value),
     )
@@ -31,7 +31,8 @@ Exit codes: 0 · 2 a usage error (an unknown run) · 4 more turns regressed than
 Examples:
   $ replay-history runs compare run_20261130T101500_3f9a2c run_20261201T090000_7c1d00
   $ replay-history runs compare run_2026113 run_2026120 --max-regressions 0 --json
-  $ replay-history runs compare run_2026113 run_2026120 --report compare`,
+  $ replay-history runs compare run_2026113 run_2026120 --report compare
+  $ replay-history runs compare run_20261130T101500_3f9a2c latest`,
     )
     .action(
       async (

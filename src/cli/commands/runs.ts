@@ -7,7 +7,10 @@ export function registerRuns(program: Command): void {
   const runs = program
     .command('runs')
     .description('list replay runs with their figures, or show one run with its side effects')
-    .argument('[run-id]', 'show this run: its figures and every side effect its checks found')
+    .argument(
+      '[run-id]',
+      'show this run (its id, a unique prefix of it, or latest): its figures and every side effect its checks found',
+    )
     .addOption(dbOption())
     .addOption(jsonOption())
     .addHelpText(
@@ -21,7 +24,9 @@ Examples:
   $ replay-history runs
   $ replay-history runs --json
   $ replay-history runs run_20261130T101500_3f9a2c
+  $ replay-history runs latest
   $ replay-history runs check run_20261130T101500_3f9a2c --min-recall 95%
+  $ replay-history runs check latest --min-recall 95%
   $ replay-history runs compare run_20261130T101500_3f9a2c run_20261201T090000_7c1d00`,
     )
     .action(async (id: string | undefined, options: { db: string; json?: boolean }) => {
@@ -37,7 +42,7 @@ function registerCheck(runs: Command): void {
   const check = runs
     .command('check')
     .description('judge a finished run by gates: exit 4 when one fails, 3 when the run had side effects')
-    .argument('<run-id>', 'the run (or a unique prefix of its id)');
+    .argument('<run-id>', 'the run: its id, a unique prefix of it, or latest (the run started last)');
   addGateOptions(check)
     .option(
       '--junit <file>',
