@@ -88,7 +88,7 @@ function handle(raised: unknown): number {
   }
   if (error instanceof StoreError) {
     say(formatError(error.message, error.hint));
-    return ExitCode.usage;
+    return error.exitCode;
   }
   const e = error as NodeJS.ErrnoException;
   if (process.env.DEBUG?.includes('replay-history')) say(e?.stack ?? String(error));

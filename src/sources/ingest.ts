@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync, type Stats } from 'node:fs';
 import { type Message, toolCalls } from '../model/session.js';
 import type { Db } from '../store/db.js';
+import { fullDisk, StoreError } from '../store/errors.js';
 import { SourceFiles } from '../store/files.js';
 import { SessionStore } from '../store/sessions.js';
 import { discover, unreadable } from './discover.js';
@@ -124,7 +125,19 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
     found.sort((a, b) => Number(a.file.includes('/subagents/')) - Number(b.file.includes('/subagents/')));
     const skipped: string[] = [];
     for (const { file, stat, explicit } of found) {
-      const fate = ingestFile(db, store, files, file, stat, explicit, summary, forks);
+      let fate: ReturnType<typeof ingestFile>;
+      try {
+        fate = ingestFile(db, store, files, file, stat, explicit, summary, forks);
+      } catch (error) {
+        // Nothing more can be stored: said with the log it stopped at (each log is stored whole or not at all).
+        const full = fullDisk(db.name, error, true);
+        if (!full) throw error;
+        throw new StoreError(
+          `${full.message} while storing ${file} (file ${done + 1} of ${total}): the logs before it are in the store, it and the ${total - done - 1} after it are not`,
+          'free some space there and run ingest again: it goes on from there, the logs already stored skipped',
+          full.exitCode,
+        );
+      }
       if (fate === 'read' && stat.size > largeFile) afterLargeFile?.();
       if (fate === 'unchanged') skipped.push(file);
       done++;

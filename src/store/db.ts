@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeStoreDirectory, readProblem, reason, writeProblem } from './access.js';
-import { damaged, isDamage, rememberStore, StoreError, sqliteCode, writeDenied } from './errors.js';
+import { damaged, fullDisk, isDamage, rememberStore, StoreError, sqliteCode, writeDenied } from './errors.js';
 import { openImmutable, stamp } from './immutable.js';
 import { migrations } from './migrations.js';
 
@@ -115,7 +115,8 @@ function openForReading(path: string): Db {
  * Made by a user who cannot write the store they would be that user's, and refuse the owner's next write;
  * in a directory that is not writable they cannot be made at all. So such a user reads through them only
  * when both are there (a writer may be active: SQLite reads them read-only), and otherwise, when no -wal
- * holds writes (no connection is open: the store file has every committed write), reads it as immutable.
+ * holds writes (no connection is open: the store file has every committed write), reads it as immutable. So
+ * does anyone on a full disk, where the -shm file cannot grow.
  */
 function connect(file: string, path: string, before: ReturnType<typeof stamp>): Db {
   const wal = sizeOf(`${file}-wal`);
@@ -127,7 +128,10 @@ function connect(file: string, path: string, before: ReturnType<typeof stamp>): 
       return db;
     } catch (error) {
       db?.close();
-      if (!sqliteCode(error, /^SQLITE_(READONLY|CANTOPEN)/)) throw openFailure(path, error);
+      // A full disk leaves no room for the -shm file a reader of a WAL store maps: read as below instead.
+      const full = fullDisk(path, error);
+      if (full && wal) throw full;
+      if (!full && !sqliteCode(error, /^SQLITE_(READONLY|CANTOPEN)/)) throw openFailure(path, error);
     }
   }
   if (wal) {
@@ -168,6 +172,8 @@ function noStore(path: string): StoreError {
 function openFailure(path: string, error: unknown, writer?: string): Error {
   if (error instanceof StoreError) return error;
   if (isDamage(error)) return damaged(path, error);
+  const full = fullDisk(path, error);
+  if (full) return full;
   if (writer !== undefined && sqliteCode(error, /^SQLITE_READONLY/))
     return writeDenied(path, writer, `SQLite refused to write it (${error.message})`);
   return new StoreError(

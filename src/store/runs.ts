@@ -246,22 +246,26 @@ export class RunStore {
     },
     sessions: string[],
   ): void {
-    this.sql(
-      `INSERT INTO runs (id, model, mode, driver, options, out_file, status, started_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`,
-    ).run(
-      run.id,
-      run.model,
-      run.mode,
-      run.driver ?? 'builtin',
-      JSON.stringify(run.options),
-      run.outFile,
-      new Date().toISOString(),
-    );
-    const add = this.sql('INSERT INTO run_sessions (run_id, position, session_id) VALUES (?, ?, ?)');
-    sessions.forEach((session, position) => {
-      add.run(run.id, position, session);
-    });
+    // Whole or not at all: a run row with only some of its sessions (a full disk, a kill between the inserts)
+    // would be resumed as a run of those alone and called done with the others never asked.
+    this.db.transaction(() => {
+      this.sql(
+        `INSERT INTO runs (id, model, mode, driver, options, out_file, status, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`,
+      ).run(
+        run.id,
+        run.model,
+        run.mode,
+        run.driver ?? 'builtin',
+        JSON.stringify(run.options),
+        run.outFile,
+        new Date().toISOString(),
+      );
+      const add = this.sql('INSERT INTO run_sessions (run_id, position, session_id) VALUES (?, ?, ?)');
+      sessions.forEach((session, position) => {
+        add.run(run.id, position, session);
+      });
+    })();
   }
 
   /** The run started last, if any. */

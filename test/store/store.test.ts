@@ -8,6 +8,7 @@ import { claudeCode } from '../../src/sources/claude-code/index.js';
 import { ingest } from '../../src/sources/ingest.js';
 import { openDb, StoreError } from '../../src/store/db.js';
 import { migrations } from '../../src/store/migrations.js';
+import { RunStore } from '../../src/store/runs.js';
 import { SessionStore } from '../../src/store/sessions.js';
 import { root } from '../helpers/cli.js';
 import { tempStore } from '../helpers/store.js';
@@ -170,5 +171,33 @@ describe('store', () => {
     vi.restoreAllMocks();
     const [retry] = ingest(store.db, [dir]);
     expect(retry?.sessions.new).toBe(2);
+  });
+});
+
+describe('a run, made', () => {
+  it('is stored whole or not at all: a write failing midway (a full disk) leaves no run with part of its sessions', () => {
+    const runs = new RunStore(store.db);
+    // the fourth session's row cannot be written, as on a disk that filled up then
+    store.db.exec(
+      "CREATE TRIGGER full BEFORE INSERT ON run_sessions WHEN NEW.position = 3 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
+    );
+    const made = () =>
+      runs.create(
+        {
+          id: 'run_20261206T000000_000000',
+          model: 'recorded',
+          mode: 'forced',
+          options: {},
+          outFile: 'pairs.jsonl',
+        },
+        ['a', 'b', 'c', 'd', 'e'],
+      );
+    expect(made).toThrow('database or disk is full');
+    expect(runs.latest()).toBeUndefined();
+    expect(store.db.prepare('SELECT count(*) FROM run_sessions').pluck().get()).toBe(0);
+    store.db.exec('DROP TRIGGER full');
+    made();
+    expect(runs.sessions('run_20261206T000000_000000')).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(runs.resolve('latest').id).toBe('run_20261206T000000_000000');
   });
 });

@@ -12,6 +12,7 @@ import { formatRunJunit } from '../../replay/junit.js';
 import { type Pair, PairsFileError, PairsWriter } from '../../replay/pairs.js';
 import { ProviderError } from '../../replay/providers/types.js';
 import type { Db } from '../../store/db.js';
+import { fullDisk } from '../../store/errors.js';
 import { keySession, type Match, RunStore, turnKey } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
@@ -306,8 +307,12 @@ async function replayRun(
     if (counts.done === 0 && counts.failed > 0) runs.finish(runId, 'failed', 'every turn failed');
     else runs.finish(runId, 'done');
   } catch (error) {
-    runs.finish(runId, 'failed', (error as Error).message);
     failure = error;
+    try {
+      runs.finish(runId, 'failed', (error as Error).message);
+    } catch {
+      // The store cannot take it either (its disk is full): the run stays as it was, and --resume goes on from it.
+    }
   } finally {
     for (const signal of stopSignals) process.off(signal, interrupted);
     bar.end();
@@ -325,6 +330,13 @@ async function replayRun(
         sideEffects ? ExitCode.sideEffects : ExitCode.failure,
       );
     }
+    const full = fullDisk(db.name, failure, true);
+    if (full)
+      throw new UserError(
+        full.message,
+        `free some space there and continue with: replay-history replay --resume ${runId} (every pair and turn stored so far is kept)`,
+        sideEffects ? ExitCode.sideEffects : ExitCode.failure,
+      );
     throw failure;
   }
 
