@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bin, root, run, tempDir } from '../helpers/cli.js';
@@ -435,5 +436,33 @@ describe('progress', () => {
     expect(text).toMatch(/replay [█░]{24} 30\/30 turns · [0-6]\/6 sessions · [0-9a-f]{8}/);
     expect(text).not.toMatch(/session 1\/6/);
     expect(text).toMatch(/turns {7}30 done, 0 failed, over 6 session\(s\)/);
+  });
+});
+
+describe('a check the store cannot take', () => {
+  it('is still said, with the run it belongs to, and the exit says it was not stored', async () => {
+    // The store refuses the check's row as a full disk would (a trigger stands in for the disk).
+    const store = join(dir.path, 'store.db');
+    copyFileSync(db, store);
+    const raw = new Database(store);
+    raw.exec(
+      "CREATE TRIGGER full BEFORE INSERT ON run_checks BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
+    );
+    raw.close();
+    const watched = join(dir.path, 'watched');
+    mkdirSync(watched);
+    writeFileSync(join(watched, 'notes.txt'), 'unchanged\n');
+    const result = await run(['replay', '--all', '--db', store, '--out', out(), '--watch', watched]);
+    expect(result.exitCode).toBe(1);
+    // the verdict of the check, then why it is not in the store
+    expect(result.stderr).toMatch(
+      new RegExp(`no changes under ${watched.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`),
+    );
+    expect(result.stderr).toMatch(
+      /error: the side-effect check above could not be stored with run run_\w+: database or disk is full/,
+    );
+    // the run itself is whole
+    const [last] = (JSON.parse((await run(['runs', '--db', store, '--json'])).stdout) as Figures[]).slice(-1);
+    expect(last).toMatchObject({ status: 'done', turnsDone: 30 });
   });
 });

@@ -321,6 +321,16 @@ async function replayRun(
   // The check is finished and stored whatever became of the run: side effects matter most when it failed.
   const report = await finishCheck(check, runs, runId);
   const sideEffects = report !== undefined && report.changes.length > 0;
+  if (failure === undefined && check.unsaved !== undefined) {
+    // The run is whole; only its check could not be stored: said here, since `runs` will not have it.
+    if (report) say(formatCheck(check, report));
+    const full = fullDisk(db.name, check.unsaved, true);
+    throw new UserError(
+      `the side-effect check above could not be stored with run ${runId}: ${full?.message ?? (check.unsaved as Error).message}`,
+      'free some space there; the pairs and turns are stored, only the check is not (runs will show none)',
+      sideEffects ? ExitCode.sideEffects : ExitCode.failure,
+    );
+  }
   if (failure !== undefined) {
     if (report && !options.json) say(formatCheck(check, report));
     if (failure instanceof ProviderError) {

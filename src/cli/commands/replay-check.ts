@@ -24,6 +24,8 @@ export interface ReplayCheck {
    * a change in the real tree there is another process's.
    */
   sheltered: string[];
+  /** Why the report could not be stored with the run (a full disk): it is still said, and then this is raised. */
+  unsaved?: unknown;
 }
 
 function isDirectory(path: string): boolean {
@@ -160,22 +162,27 @@ export async function finishCheck(
       check.viewStatus = check.view.status();
     }
   }
-  runs.saveCheck(runId, {
-    startedAt: report.startedAt,
-    finishedAt: report.finishedAt,
-    roots: report.roots,
-    entries: report.manifest.after,
-    summary: {
-      manifest: report.manifest,
-      watcher: report.watcher,
-      gaps: report.gaps,
-      excluded: report.excluded,
-      others: report.others,
-      ...(check.viewStatus ? { copyOnWrite: check.viewStatus } : {}),
-      ...(check.skipped.length > 0 ? { skippedCwds: check.skipped } : {}),
-    },
-    changes: report.changes,
-  });
+  // The verdict is said even when the store cannot take it (its disk is full): side effects are never lost.
+  try {
+    runs.saveCheck(runId, {
+      startedAt: report.startedAt,
+      finishedAt: report.finishedAt,
+      roots: report.roots,
+      entries: report.manifest.after,
+      summary: {
+        manifest: report.manifest,
+        watcher: report.watcher,
+        gaps: report.gaps,
+        excluded: report.excluded,
+        others: report.others,
+        ...(check.viewStatus ? { copyOnWrite: check.viewStatus } : {}),
+        ...(check.skipped.length > 0 ? { skippedCwds: check.skipped } : {}),
+      },
+      changes: report.changes,
+    });
+  } catch (error) {
+    check.unsaved = error;
+  }
   return report;
 }
 
