@@ -24,6 +24,8 @@ class Automaton {
 
   constructor(keywords: readonly string[]) {
     this.size = keywords.length;
+    this.flags = new Uint8Array(keywords.length);
+    this.shortest = keywords.reduce((n, keyword) => Math.min(n, keyword.length), Number.POSITIVE_INFINITY);
     keywords.forEach((keyword, index) => {
       let state = 0;
       for (let i = 0; i < keyword.length; i++) {
@@ -86,9 +88,21 @@ class Automaton {
     return delta;
   }
 
-  /** Which keywords occur in the text: a flag per keyword index. */
+  /** The flags `search` returns, one array for every text (cleared where the last text set them). */
+  private readonly flags: Uint8Array;
+  private readonly set: number[] = [];
+  /** No keyword is shorter: a shorter text holds none (most strings of a JSON value are short). */
+  private readonly shortest: number;
+
+  /**
+   * Which keywords occur in the text: a flag per keyword index, valid until the next search (the names pass and
+   * redaction ask about hundreds of thousands of strings: an array each was most of the cost for short ones).
+   */
   search(text: string): Uint8Array {
-    const seen = new Uint8Array(this.size);
+    const seen = this.flags;
+    for (const k of this.set) seen[k] = 0;
+    this.set.length = 0;
+    if (text.length < this.shortest) return seen;
     const delta = this.table();
     const nodes = this.nodes;
     let at = 0;
@@ -104,7 +118,11 @@ class Automaton {
         to = ~to;
         // the same state again (`keykeykey`, a long run of one keyword) has nothing new to mark
         if (to !== previous) {
-          for (const k of (nodes[to >> 7] as Node).out) seen[k] = 1;
+          for (const k of (nodes[to >> 7] as Node).out)
+            if (seen[k] === 0) {
+              seen[k] = 1;
+              this.set.push(k);
+            }
           previous = to;
         }
       }

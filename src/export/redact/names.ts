@@ -397,7 +397,10 @@ export function namesIn(text: string): { name: string; from: NameSource }[] {
     const name = raw?.replace(/\.+$/, ''); // end of a sentence: "… in /home/alice."
     if (name !== undefined && isAccountName(name)) found.push({ name, from });
   };
-  const has = new Set([...HINTS.found(text)].map((k) => HINT_RULE[k]));
+  const hints = HINTS.found(text);
+  // most strings (ids, short values, prose) hold no hint: nothing to look for
+  if (hints.size === 0) return found;
+  const has = new Set([...hints].map((k) => HINT_RULE[k]));
   if (has.has('git') && text.includes('<')) for (const m of text.matchAll(GIT_IDENTITY)) person(m[1], 'git');
   if (has.has('label')) for (const m of text.matchAll(LABELLED)) person(m[1], 'label');
   if (has.has('user.name')) {
