@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash as oneShot } from 'node:crypto';
 import {
   type BigIntStats,
   closeSync,
@@ -25,7 +25,12 @@ export function hashFile(path: string): { hash?: string; error?: string } {
     return { error: (error as NodeJS.ErrnoException).code ?? 'EIO' };
   }
   try {
-    const hash = createHash('sha256');
+    // Most files are read whole at once: a read of a regular file that returns less than it was asked is at its
+    // end, so they take one read and a one-shot hash (a hash object and a second read cost more than the hashing
+    // of a small file).
+    const first = readSync(fd, chunk, 0, chunk.length, null);
+    if (first < chunk.length) return { hash: oneShot('sha256', chunk.subarray(0, first), 'hex') };
+    const hash = createHash('sha256').update(chunk);
     for (;;) {
       const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;

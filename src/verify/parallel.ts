@@ -52,7 +52,7 @@ interface Listing {
 const workerSource = String.raw`
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
-const { createHash } = require('node:crypto');
+const { createHash, hash: oneShot } = require('node:crypto');
 const excluded = new Set(workerData.excluded);
 const K = ${K};
 const G = 1000000000n;
@@ -149,7 +149,10 @@ function hashFile(path) {
     return '!' + code(error);
   }
   try {
-    const hash = createHash('sha256');
+    // one read and a one-shot hash for a file read whole at once (see manifest.ts hashFile)
+    const first = fs.readSync(fd, chunk, 0, chunk.length, null);
+    if (first < chunk.length) return oneShot('sha256', chunk.subarray(0, first), 'hex');
+    const hash = createHash('sha256').update(chunk);
     for (;;) {
       const n = fs.readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;

@@ -132,6 +132,30 @@ describe('hashFile', () => {
     expect(hashFile(file)).toEqual({ hash: createHash('sha256').update(content).digest('hex') });
     expect(hashFile(join(base, 'missing'))).toEqual({ error: 'ENOENT' });
   });
+
+  it('hashes alike on this thread and the workers at every size around its read chunk (1 MiB)', async () => {
+    const MiB = 1024 * 1024;
+    const sizes = [0, 1, MiB - 1, MiB, MiB + 1, 2 * MiB, 2 * MiB + 3];
+    const dir = join(base, 'sizes');
+    mkdirSync(dir);
+    const files = sizes.map((size, i) => {
+      const path = join(dir, `f${i}`);
+      // not one byte repeated: a read that went wrong would show
+      const content = Buffer.alloc(size);
+      for (let k = 0; k < size; k++) content[k] = (k * 31 + i) & 0xff;
+      writeFileSync(path, content);
+      return { path, hash: createHash('sha256').update(content).digest('hex') };
+    });
+    for (const file of files) expect(hashFile(file.path)).toEqual({ hash: file.hash });
+    const pool = WalkPool.open(new Set(), 2) as WalkPool;
+    try {
+      const recs = (await pool.walk([dir])).filter((rec) => rec.type === 'file');
+      await pool.hash(recs);
+      expect(recs.map((rec) => [rec.path, rec.hash])).toEqual(files.map((file) => [file.path, file.hash]));
+    } finally {
+      pool.close();
+    }
+  });
 });
 
 describe('Walker', () => {
