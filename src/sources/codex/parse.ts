@@ -649,8 +649,16 @@ export class CodexRollout {
         for (const piece of pieces.length > 1 ? pieces : [unit]) {
           if (piece.parts.every((part) => part.type === 'reasoning')) continue;
           const found = pieces.length > 1 ? pick(piece) : undefined;
-          // A model turn that was never written: as a message it would be taken for a turn of this session.
           if (found) kept.push(found);
+          else if (piece.parts.every((part) => part.type === 'text' || part.type === 'reasoning')) {
+            // Model text no stored message is on its own (the answer after a web search, which the stored
+            // message holds with the search; text Codex wrote): the model saw it, so later contexts hold it —
+            // as context the harness put there (injected), never a turn of this session.
+            const copy: Message = { ...piece, injected: true };
+            this.messages.push(copy);
+            kept.push(copy);
+          }
+          // A model turn with calls that was never written: nothing here can stand for it without its results.
           else this.unkeptAssistantItems++;
         }
       }

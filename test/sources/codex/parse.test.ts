@@ -188,30 +188,32 @@ describe('codex adapter', () => {
       'tool',
       // The environment context Codex regenerated for the replacement (it differs from the first one).
       'user*',
+      // Model text of the replacement that no stored message is: context the harness put there, not a turn.
+      'assistant*',
       'user*!',
       'assistant',
       'user',
       'assistant',
     ]);
-    const summary = m[11] as Message;
+    expect(texts(m[11] as Message)).toEqual(['A turn nobody wrote.']);
+    const summary = m[12] as Message;
     expect(summary.parts).toEqual([
       { type: 'reasoning', text: '', redacted: true, signature: 'gAAAAcompacted' },
     ]);
     expect(summary.source).toEqual({ file: join(fixtures, 'compaction.jsonl'), line: 18 });
-    // The replacement: permissions, the new environment, the first prompt, its answer, the second prompt (the
-    // earlier copies are the same messages); the instructions go with every request. Then the summary itself,
-    // where the compaction item was: last, as Codex sends `[…history, compaction]`.
-    const kept = [m[0], m[1], m[10], m[3], m[6], m[7]] as Message[];
+    // The replacement: permissions, the new environment, the first prompt, its answer, the text nobody wrote, the
+    // second prompt (the earlier copies are the same messages); the instructions go with every request. Then the
+    // summary itself, where the compaction item was: last, as Codex sends `[…history, compaction]`.
+    const kept = [m[0], m[1], m[10], m[3], m[6], m[11], m[7]] as Message[];
     expect(summary.preserved).toEqual([...kept, summary].map((k) => k.nativeId));
     const turns = splitTurns(m);
-    expect(turns.map((t) => t.messageIndex)).toEqual([4, 6, 8, 12, 14]);
+    // the copied text is no turn: five, as before the compaction kept it
+    expect(turns.map((t) => t.messageIndex)).toEqual([4, 6, 8, 13, 15]);
     expect(turns[3]?.context).toEqual([...kept, summary]);
-    expect(turns[4]?.context).toEqual([...kept, summary, m[12], m[13]]);
+    expect(turns[4]?.context).toEqual([...kept, summary, m[13], m[14]]);
     // Turns before the compaction are untouched by it.
     expect(turns[2]?.context).toEqual(m.slice(0, 8));
-    expect(notes).toEqual([
-      '1 model turn(s) of a replacement history match no earlier turn; later contexts leave them out',
-    ]);
+    expect(notes).toEqual([]);
   });
 
   it('a compaction of older builds (summary text only): later turns see instructions, context, prompts, summary', () => {
@@ -317,6 +319,91 @@ describe('codex adapter on files written here (damaged or unusual)', () => {
   });
   afterEach(() => dir.remove());
   const body = (name: string) => readFileSync(join(fixtures, name), 'utf8').trimEnd().split('\n');
+
+  it('a final answer given after a web search, kept by a compaction, is in the contexts after it', () => {
+    const lines = [
+      {
+        type: 'session_meta',
+        payload: { id: '0199aaaa-0000-7000-8000-000000000001', cwd: '/w', cli_version: '0.169.0' },
+      },
+      {
+        type: 'response_item',
+        payload: {
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: 'Find the logo rules.' }],
+        },
+      },
+      { type: 'response_item', payload: { type: 'reasoning', summary: [], encrypted_content: 'gAAAA1' } },
+      {
+        type: 'response_item',
+        payload: {
+          type: 'web_search_call',
+          status: 'completed',
+          action: { type: 'search', query: 'logo rules' },
+        },
+      },
+      {
+        type: 'response_item',
+        payload: {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'The logo needs 16px of clear space.' }],
+          phase: 'final_answer',
+        },
+      },
+      {
+        type: 'compacted',
+        payload: {
+          message: '',
+          replacement_history: [
+            {
+              type: 'message',
+              role: 'user',
+              content: [{ type: 'input_text', text: 'Find the logo rules.' }],
+            },
+            {
+              type: 'message',
+              role: 'assistant',
+              content: [{ type: 'output_text', text: 'The logo needs 16px of clear space.' }],
+            },
+            { type: 'compaction', encrypted_content: 'gAAAAsummary' },
+          ],
+        },
+      },
+      {
+        type: 'response_item',
+        payload: {
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: 'And the colours?' }],
+        },
+      },
+      {
+        type: 'response_item',
+        payload: {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Blue and white.' }],
+          phase: 'final_answer',
+        },
+      },
+    ].map((line, i) => JSON.stringify({ timestamp: `2026-03-01T15:00:0${i}.000Z`, ...line }));
+    const file = join(dir.path, 'rollout-2026-03-01T15-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const { sessions, notes } = parse(file);
+    const turns = splitTurns((sessions[0] as ParsedSession).messages);
+    expect(turns).toHaveLength(2);
+    // the search's turn is whole; after the compaction the model saw the prompt and that answer alone, then the
+    // summary and the new prompt
+    expect(turns[1]?.context.map((message) => [message.role, texts(message)])).toEqual([
+      ['user', ['Find the logo rules.']],
+      ['assistant', ['The logo needs 16px of clear space.']],
+      ['user', []],
+      ['user', ['And the colours?']],
+    ]);
+    expect(notes).toEqual([]);
+  });
 
   it('reports a corrupt line in the middle with its line number and reads the rest', () => {
     const file = join(dir.path, 'corrupt.jsonl');
