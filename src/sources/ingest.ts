@@ -117,6 +117,8 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
   const totalBytes = summaries.reduce((n, s) => n + s.found.reduce((b, f) => b + f.stat.size, 0), 0);
   let done = 0;
   let bytes = 0;
+  /** Bytes read since garbage was last collected. */
+  let read = 0;
 
   const unchanged = new Map<PathSummary, string[]>();
   const forks: Fork[] = [];
@@ -138,7 +140,12 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
           full.exitCode,
         );
       }
-      if (fate === 'read' && stat.size > largeFile) afterLargeFile?.();
+      if (fate === 'read') read += stat.size;
+      // After a large file, or as much read in smaller ones: what they left is collected before it piles up.
+      if (fate === 'read' && (stat.size > largeFile || read > 4 * largeFile)) {
+        afterLargeFile?.();
+        read = 0;
+      }
       if (fate === 'unchanged') skipped.push(file);
       done++;
       bytes += stat.size;

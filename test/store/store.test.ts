@@ -201,3 +201,29 @@ describe('a run, made', () => {
     expect(runs.resolve('latest').id).toBe('run_20261206T000000_000000');
   });
 });
+
+describe('garbage between logs', () => {
+  it('is collected after a large log, and after as much read in small ones, never after every small one', () => {
+    const logs = join(root, 'test', 'fixtures', 'claude-code');
+    const count = (largeFile: number) => {
+      let calls = 0;
+      const fresh = tempStore();
+      try {
+        const [summary] = ingest(fresh.db, [logs], { largeFile, afterLargeFile: () => calls++ });
+        return { calls, read: summary?.files.read ?? 0 };
+      } finally {
+        fresh.close();
+      }
+    };
+    // every log is over 100 bytes: one collection each
+    const each = count(100);
+    expect(each.read).toBeGreaterThan(10);
+    expect(each.calls).toBe(each.read);
+    // every log is under 8 KB: one collection per 32 KB read, so some, far fewer than the logs
+    const some = count(8 * 1024);
+    expect(some.calls).toBeGreaterThan(0);
+    expect(some.calls).toBeLessThan(some.read / 4);
+    // a size that neither a log nor all of them reach: none
+    expect(count(1024 * 1024 * 1024).calls).toBe(0);
+  });
+});
