@@ -95,7 +95,10 @@ function adapterFor(file: string, warnings: Warning[]): SourceAdapter | undefine
  */
 export interface IngestOptions {
   progress?: IngestProgress;
-  /** Called after each file larger than `largeFile` bytes (the CLI collects garbage there). */
+  /**
+   * Called after each file read that is larger than `largeFile` bytes, and after four times that read in smaller
+   * ones (the CLI collects garbage there).
+   */
   afterLargeFile?: () => void;
   largeFile?: number;
 }
@@ -140,11 +143,13 @@ export function ingest(db: Db, paths: string[], options: IngestOptions = {}): Pa
           full.exitCode,
         );
       }
-      if (fate === 'read') read += stat.size;
-      // After a large file, or as much read in smaller ones: what they left is collected before it piles up.
-      if (fate === 'read' && (stat.size > largeFile || read > 4 * largeFile)) {
-        afterLargeFile?.();
-        read = 0;
+      if (fate === 'read') {
+        read += stat.size;
+        // After a large file, or as much read in smaller ones: what they left is collected before it piles up.
+        if (stat.size > largeFile || read > 4 * largeFile) {
+          afterLargeFile?.();
+          read = 0;
+        }
       }
       if (fate === 'unchanged') skipped.push(file);
       done++;

@@ -12,7 +12,7 @@ import { kindName, Sink, SinkError, sharesStdout, targetOf, writeWhole } from '.
 import { type Side, splitFile } from '../../export/split.js';
 import { measureFor, TokenizerError } from '../../export/tokenizer.js';
 import type { openDb } from '../../store/db.js';
-import { RunStore } from '../../store/runs.js';
+import { LATEST, RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { err, formatBytes, progressBar, say, writeOut } from '../output.js';
@@ -26,7 +26,7 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
   const runs = new RunStore(db);
   const sessions = new SessionStore(db);
   let run: ReturnType<RunStore['get']>;
-  if (options.from === 'latest') {
+  if (options.from === LATEST) {
     run = runs.latest();
     if (!run) throw new UserError('no replay run yet for --from latest', 'replay-history replay --help');
   } else if (options.from.startsWith('run:')) {
