@@ -357,6 +357,7 @@ function sizeResult(m) {
     wallSeconds: r.seconds,
     wallSecondsRuns: r.secondsRuns,
     cpuSeconds: cpuSeconds(r.usage),
+    ...(r.usage.mainThreadCPUTime !== undefined ? { mainCpuSeconds: r.usage.mainThreadCPUTime / 1e6 } : {}),
     peakRssKiB: r.medianRssKiB,
     peakRssRunsKiB: r.rssRunsKiB,
   });
@@ -478,7 +479,7 @@ function renderSize(r, startup) {
     'output MB',
     'MB/s',
     'wall (s)',
-    'CPU (s)',
+    'CPU: all / main thread (s)',
     'peak RSS (MiB)',
     '÷ load',
     '÷ floor',
@@ -528,7 +529,9 @@ function renderSize(r, startup) {
       num(e.outBytes / MB),
       num(e.outMBPerSecond),
       secs(e.wallSeconds),
-      secs(e.cpuSeconds),
+      e.mainCpuSeconds === undefined
+        ? secs(e.cpuSeconds)
+        : `${secs(e.cpuSeconds)} / ${secs(e.mainCpuSeconds)}`,
       mib(e.peakRssKiB),
       `${num(e.ratioToLoad, e.ratioToLoad < 10 ? 2 : 1)}×`,
       e.ratioToFloor === undefined ? '' : `${num(e.ratioToFloor, e.ratioToFloor < 10 ? 2 : 1)}×`,
