@@ -270,4 +270,13 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE source_files ADD COLUMN resume TEXT;
     `,
   },
+  {
+    name: 'm012_run_owner',
+    sql: `
+      -- The process running the run (JSON: pid, host, and when it started where the kernel says): a run still
+      -- 'running' whose process is gone was stopped without a word (SIGKILL, a crash, a full disk), and one whose
+      -- process is there must not be resumed meanwhile. NULL for runs made before.
+      ALTER TABLE runs ADD COLUMN owner TEXT;
+    `,
+  },
 ];

@@ -17,6 +17,8 @@ export interface RunRow {
   error: string | null;
   started_at: string;
   finished_at: string | null;
+  /** The process running it, as JSON (src/processes.ts `Owner`); null for runs made before it was kept. */
+  owner: string | null;
 }
 
 export interface TurnRecord {
@@ -243,6 +245,8 @@ export class RunStore {
       driver?: Driver;
       options: unknown;
       outFile: string;
+      /** The process that runs it (src/processes.ts `thisProcess`). */
+      owner?: unknown;
     },
     sessions: string[],
   ): void {
@@ -250,8 +254,8 @@ export class RunStore {
     // would be resumed as a run of those alone and called done with the others never asked.
     this.db.transaction(() => {
       this.sql(
-        `INSERT INTO runs (id, model, mode, driver, options, out_file, status, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`,
+        `INSERT INTO runs (id, model, mode, driver, options, out_file, status, started_at, owner)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
       ).run(
         run.id,
         run.model,
@@ -260,6 +264,7 @@ export class RunStore {
         JSON.stringify(run.options),
         run.outFile,
         new Date().toISOString(),
+        run.owner === undefined ? null : JSON.stringify(run.owner),
       );
       const add = this.sql('INSERT INTO run_sessions (run_id, position, session_id) VALUES (?, ?, ?)');
       sessions.forEach((session, position) => {
@@ -324,9 +329,29 @@ export class RunStore {
     );
   }
 
-  /** Marks the run running again (a resume). */
-  reopen(id: string): void {
-    this.sql("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL WHERE id = ?").run(id);
+  /**
+   * Takes the run for `owner` (a resume) unless `busy`, told the owner stored, returns an error (the process
+   * running it is still there): then that error is thrown and nothing changes. One write transaction, so of two
+   * resumes at once the second sees the first as the owner.
+   */
+  take(id: string, owner: unknown, busy: (stored: string | null) => Error | undefined): void {
+    this.db
+      .transaction(() => {
+        const row = this.sql('SELECT status, owner FROM runs WHERE id = ?').get(id) as
+          | { status: RunStatus; owner: string | null }
+          | undefined;
+        const error = row?.status === 'running' ? busy(row.owner) : undefined;
+        if (error) throw error;
+        this.sql('UPDATE runs SET owner = ? WHERE id = ?').run(JSON.stringify(owner), id);
+      })
+      .immediate();
+  }
+
+  /** Marks the run running again (a resume), by `owner` (src/processes.ts `thisProcess`). */
+  reopen(id: string, owner?: unknown): void {
+    this.sql(
+      "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, owner = ? WHERE id = ?",
+    ).run(owner === undefined ? null : JSON.stringify(owner), id);
   }
 
   /** How a session of the run ended (free mode ends sessions as done, diverged or failed). */

@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { alive } from '../processes.js';
 import { HashCache, rootIndexes, writeHashCache } from './cache.js';
 import { type Change, compare, pairRenames, settle } from './diff.js';
 import { comparePaths, parentOf } from './entry.js';
@@ -486,16 +487,6 @@ function removeStale(cacheDir: string): void {
     const pid = /^[0-9a-f]{16}\.(\d+)\.[0-9a-f]{8}\.(before|after)$/.exec(name)?.[1];
     if (!pid || alive(Number(pid))) continue;
     rmSync(join(cacheDir, name), { force: true });
-  }
-}
-
-/** Whether a process exists (EPERM: it does, under another user). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

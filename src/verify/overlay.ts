@@ -21,7 +21,8 @@ import {
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { alive, canonicalPath } from './check.js';
+import { alive } from '../processes.js';
+import { canonicalPath } from './check.js';
 import type { Change } from './diff.js';
 import { comparePaths, type Entry, entryOf } from './entry.js';
 import { type OpaqueTest, readUpper } from './upper.js';

@@ -77,8 +77,9 @@ describe('replay with the recorded provider', () => {
   });
 
   it('after SIGKILL mid-run, --resume finishes it with no torn line, no pair lost or duplicated', async () => {
-    // A slow model, so that the kill lands while turns are in flight.
-    const server = await startModelServer({ responders: [() => ({ text: 'ok', delayMs: 120 })] });
+    // A slow model (30 turns two at a time: about 4 s), so that the kill lands while turns are in flight, after
+    // the checks made while it runs.
+    const server = await startModelServer({ responders: [() => ({ text: 'ok', delayMs: 250 })] });
     try {
       const args = ['replay', 'sample-sessions', '--db', db, '--out', out, '--model', 'openai:scripted'];
       const child = execa(
@@ -90,13 +91,27 @@ describe('replay with the recorded provider', () => {
       );
       for (let i = 0; i < 200 && lineCount() < 4; i++)
         await new Promise((resolve) => setTimeout(resolve, 25));
+      // While it runs: `runs` says so, and a resume from a second process is refused before it touches the pairs
+      // file (which it would write from two processes, after cutting the other's line in progress).
+      const running = JSON.parse((await run(['runs', '--db', db, '--json'])).stdout);
+      expect(running).toEqual([expect.objectContaining({ status: 'running', error: null })]);
+      const early = await run(['replay', '--resume', running[0].id, '--db', db, '--json']);
+      expect(early.exitCode, early.stderr).toBe(2);
+      expect(early.stderr).toContain(`is still running (process ${child.pid} on this machine)`);
+      expect(early.stderr).toContain(`kill ${child.pid}`);
       child.kill('SIGKILL');
       await child;
       const before = lineCount();
       expect(before).toBeGreaterThan(0);
       expect(before).toBeLessThan(30);
+      // Killed without a word: the store still has it running, and `runs` tells what happened and how to go on.
       const listed = JSON.parse((await run(['runs', '--db', db, '--json'])).stdout);
-      expect(listed).toEqual([expect.objectContaining({ status: 'running' })]);
+      expect(listed).toEqual([expect.objectContaining({ status: 'interrupted' })]);
+      expect(listed[0].error).toBe(
+        `its process (pid ${child.pid}) ended before it finished; continue with: replay-history replay --resume ${listed[0].id}`,
+      );
+      const shown = await run(['runs', listed[0].id, '--db', db]);
+      expect(shown.stdout).toContain('interrupted (its process');
       const asked = server.chatRequests().length;
       const resumed = await run(['replay', '--resume', listed[0].id, '--db', db, '--json']);
       expect(resumed.exitCode).toBe(0);

@@ -5,6 +5,7 @@ import { existsSync, statSync, truncateSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { kindName, SinkError, sharesStdout, type Target, targetOf } from '../../export/sink.js';
+import { ownerState, parseOwner, thisProcess } from '../../processes.js';
 import { callKeys } from '../../replay/chat.js';
 import { requestDigest, type SessionEnd } from '../../replay/engine.js';
 import { checkGates, formatGates } from '../../replay/gates.js';
@@ -62,6 +63,8 @@ async function replayRun(
   modeGiven: boolean,
 ): Promise<number> {
   const runs = new RunStore(db);
+  /** This process, kept with the run while it runs (`runs` tells a run whose process is gone; a resume waits). */
+  const owner = thisProcess();
   const sessions = new SessionStore(db);
   // A gate file that cannot be read or says something unknown is a usage error, found before anything runs.
   const gates = gatesOf(options);
@@ -77,6 +80,16 @@ async function replayRun(
 
   if (options.resume) {
     const run = runs.resolve(options.resume);
+    // Before its pairs file is touched (a resume cuts a torn last line): a run whose process still writes it is
+    // not resumed from a second one.
+    runs.take(run.id, owner, (stored) => {
+      const holder = parseOwner(stored);
+      if (!holder || ownerState(holder) !== 'alive' || holder.pid === process.pid) return undefined;
+      return new UserError(
+        `run ${run.id} is still running (process ${holder.pid} on this machine): resuming it now would write its pairs from two processes`,
+        `wait for it to end, or stop it (kill ${holder.pid}) and resume it then`,
+      );
+    });
     runId = run.id;
     stored = JSON.parse(run.options) as StoredOptions;
     sessionIds = runs.sessions(run.id);
@@ -231,10 +244,10 @@ async function replayRun(
       opened = PairsWriter.open(outFile, 'resume', runId);
     }
   }
-  if (mode === 'resume') runs.reopen(runId);
+  if (mode === 'resume') runs.reopen(runId, owner);
   else
     runs.create(
-      { id: runId, model: stored.model, mode: stored.mode, driver, options: stored, outFile },
+      { id: runId, model: stored.model, mode: stored.mode, driver, options: stored, outFile, owner },
       sessionIds,
     );
   const done = new Set([...runs.doneTurns(runId), ...opened.done]);

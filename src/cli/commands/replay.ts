@@ -120,7 +120,7 @@ export function registerReplay(program: Command): void {
     )
     .option(
       '--resume <run-id>',
-      'continue a run that was interrupted (its id, a unique prefix of it, or latest): finished turns are not asked again',
+      "continue a run that was interrupted (its id, a unique prefix of it, or latest): finished turns are not asked again; refused while the run's own process still runs",
     )
     .option('--append', 'add to an --out file that already holds pairs')
     .option('--force', 'overwrite an --out file that already holds pairs')

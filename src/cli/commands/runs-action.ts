@@ -1,6 +1,7 @@
 // `runs` and `runs check`: the runs of the store, their figures and side effects, judged by gates. Loaded by the
 // commands' actions only (runs.ts registers them).
 import { resolve } from 'node:path';
+import { ownerState, parseOwner } from '../../processes.js';
 import { checkGates, formatGates } from '../../replay/gates.js';
 import { formatRunJunit } from '../../replay/junit.js';
 import { openDb } from '../../store/db.js';
@@ -32,6 +33,22 @@ function wallSeconds(run: RunRow): number | null {
 function sideEffectsCell(check: CheckSummary): string {
   if (check.checks === 0) return '–';
   return check.changes === 0 ? 'none' : String(check.changes);
+}
+
+/**
+ * The run as it stands now: one the store still has as running whose process is gone was stopped without a word
+ * (SIGKILL, a crash, its disk full before it could say so) and is shown as interrupted, with how to go on. The
+ * store is not changed (this is read by commands that only read it); the next resume takes the run over.
+ */
+export function asItStands(run: RunRow): RunRow {
+  if (run.status !== 'running') return run;
+  const owner = parseOwner(run.owner);
+  if (!owner || ownerState(owner) !== 'gone') return run;
+  return {
+    ...run,
+    status: 'interrupted',
+    error: `its process (pid ${owner.pid}) ended before it finished; continue with: replay-history replay --resume ${run.id}`,
+  };
 }
 
 /** A run and its figures as machine output (`runs --json`, `replay --json`). */
@@ -118,7 +135,7 @@ export function listRuns(id: string | undefined, options: { db: string; json?: b
       ],
     ];
     const json: unknown[] = [];
-    for (const run of [...store.list()]) {
+    for (const run of [...store.list()].map(asItStands)) {
       const f = store.figures(run.id);
       const check = store.checkSummary(run.id);
       if (options.json) json.push({ ...runJson(run, f), sideEffects: check });
@@ -166,7 +183,7 @@ export async function checkRun(
       store: db,
     });
     const store = new RunStore(db);
-    const run = store.resolve(id);
+    const run = asItStands(store.resolve(id));
     const figures = store.figures(run.id);
     const sessions = [...store.sessionFigures(run.id)];
     const verdicts = checkGates(gates, figures, sessions);
@@ -250,7 +267,7 @@ export async function checkRun(
 const missesShown = 1000;
 
 function showRun(store: RunStore, id: string, json: boolean): void {
-  const run = store.resolve(id);
+  const run = asItStands(store.resolve(id));
   const figures = store.figures(run.id);
   const check = store.checkSummary(run.id);
   const changes = [...store.changes(run.id)];

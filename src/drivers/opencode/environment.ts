@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
-import { alive } from '../../verify/check.js';
+import { alive } from '../../processes.js';
 import { opencodeVersion } from '../versions.js';
 import {
   answersSocketEnv,
