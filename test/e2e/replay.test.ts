@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bin, run, tempDir } from '../helpers/cli.js';
@@ -60,6 +61,36 @@ describe('replay with the recorded provider', () => {
     expect(fix.messages[toolAt - 1].tool_calls[0].function.name).toBe('Bash');
     const runs = await run(['runs', '--db', db, '--json']);
     expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ id: report.id, turnsDone: 30 })]);
+  });
+
+  it('resumes a run left running on another machine, saying it cannot ask that machine; an old run as before', async () => {
+    const first = await run(['replay', 'sample-sessions', '--db', db, '--out', out, '--json']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const id = JSON.parse(first.stdout).id as string;
+    const store = new Database(db);
+    const leave = (owner: string | null) =>
+      store
+        .prepare("UPDATE runs SET status = 'running', finished_at = NULL, owner = ? WHERE id = ?")
+        .run(owner, id);
+    // Left running by a process on another machine sharing the store: not judged from here.
+    leave(JSON.stringify({ pid: 1, host: 'elsewhere.example' }));
+    const listed = JSON.parse((await run(['runs', '--db', db, '--json'])).stdout);
+    expect(listed).toEqual([expect.objectContaining({ id, status: 'running' })]);
+    const resumed = await run(['replay', '--resume', id, '--db', db, '--json']);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(`run ${id} was started on elsewhere.example, which cannot be asked`);
+    // A run from before the owner was kept: as it was, running until resumed.
+    leave(null);
+    expect(JSON.parse((await run(['runs', '--db', db, '--json'])).stdout)).toEqual([
+      expect.objectContaining({ id, status: 'running' }),
+    ]);
+    const again = await run(['replay', '--resume', id, '--db', db, '--json']);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain('cannot be asked');
+    store.close();
+    // Nothing was asked again: every turn was done.
+    expect(pairs()).toHaveLength(30);
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 'done', turnsDone: 30 });
   });
 
   it('refuses to write into a pairs file that already holds pairs, unless --append or --force', async () => {

@@ -84,7 +84,12 @@ async function replayRun(
     // not resumed from a second one.
     runs.take(run.id, owner, (stored) => {
       const holder = parseOwner(stored);
-      if (!holder || ownerState(holder) !== 'alive' || holder.pid === process.pid) return undefined;
+      const state = ownerState(holder);
+      if (holder && state === 'elsewhere')
+        warn(
+          `run ${run.id} was started on ${holder.host}, which cannot be asked whether it still runs it: make sure it does not`,
+        );
+      if (!holder || state !== 'alive' || holder.pid === process.pid) return undefined;
       return new UserError(
         `run ${run.id} is still running (process ${holder.pid} on this machine): resuming it now would write its pairs from two processes`,
         `wait for it to end, or stop it (kill ${holder.pid}) and resume it then`,
