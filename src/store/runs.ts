@@ -273,6 +273,11 @@ export class RunStore {
     })();
   }
 
+  /** The runs still marked running that write their pairs to `outFile` (an absolute path, as runs keep it). */
+  runningInto(outFile: string): RunRow[] {
+    return this.sql("SELECT * FROM runs WHERE status = 'running' AND out_file = ?").all(outFile) as RunRow[];
+  }
+
   /** The run started last, if any. */
   latest(): RunRow | undefined {
     return this.sql('SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1').get() as

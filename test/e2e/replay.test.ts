@@ -108,9 +108,9 @@ describe('replay with the recorded provider', () => {
   });
 
   it('after SIGKILL mid-run, --resume finishes it with no torn line, no pair lost or duplicated', async () => {
-    // A slow model (30 turns two at a time: about 4 s), so that the kill lands while turns are in flight, after
+    // A slow model (30 turns two at a time: about 6 s), so that the kill lands while turns are in flight, after
     // the checks made while it runs.
-    const server = await startModelServer({ responders: [() => ({ text: 'ok', delayMs: 250 })] });
+    const server = await startModelServer({ responders: [() => ({ text: 'ok', delayMs: 400 })] });
     try {
       const args = ['replay', 'sample-sessions', '--db', db, '--out', out, '--model', 'openai:scripted'];
       const child = execa(
@@ -130,6 +130,16 @@ describe('replay with the recorded provider', () => {
       expect(early.exitCode, early.stderr).toBe(2);
       expect(early.stderr).toContain(`is still running (process ${child.pid} on this machine)`);
       expect(early.stderr).toContain(`kill ${child.pid}`);
+      // Nor does another run write into its file meanwhile: --force would empty it, --append cut its line.
+      for (const flag of ['--force', '--append']) {
+        const lines = lineCount();
+        const other = await run(['replay', 'sample-sessions', '--db', db, '--out', out, flag]);
+        expect(other.exitCode, other.stderr).toBe(2);
+        expect(other.stderr).toContain(
+          `${out} is being written by run ${running[0].id} (process ${child.pid} on this machine)`,
+        );
+        expect(lineCount()).toBeGreaterThanOrEqual(lines);
+      }
       child.kill('SIGKILL');
       await child;
       const before = lineCount();

@@ -178,6 +178,16 @@ async function replayRun(
         'create it first, or pass --out FILE in a folder that exists',
       );
     if (target.atomic) {
+      // A file another run's process is writing now: --force would empty it under that process, --append cut its
+      // line in progress, and either would mix two runs' lines as they are written.
+      for (const other of runs.runningInto(outFile)) {
+        const holder = parseOwner(other.owner);
+        if (holder && ownerState(holder) === 'alive' && holder.pid !== process.pid)
+          throw new UserError(
+            `${outFile} is being written by run ${other.id} (process ${holder.pid} on this machine)`,
+            'wait for it to end, or pass another --out',
+          );
+      }
       const holds = existsSync(outFile) && statSync(outFile).size > 0;
       if (holds && options.force) truncateSync(outFile, 0);
       mode = holds && options.append ? 'append' : 'new';
