@@ -277,7 +277,10 @@ function ingestFile(
     outcomes: { new: 0, updated: 0, unchanged: 0 },
   };
   try {
-    // One transaction per unit: an interrupted ingest leaves the store as it was before this unit.
+    // One transaction per unit: an interrupted ingest leaves the store as it was before this unit. IMMEDIATE (the
+    // write lock first), as every write transaction of the store: a deferred one that has read before another
+    // process's commit cannot write at all (SQLite answers busy at once, without waiting), so two ingests at once
+    // (hooks after the turns of two sessions) would fail instead of taking turns.
     db.transaction(() => {
       for (let step = next(); !step.done; step = next()) {
         const session = step.value;
@@ -313,7 +316,7 @@ function ingestFile(
         parser: adapter.version,
         resume: resumeJson(file, parsed.parsedBytes, parsed.resume),
       });
-    })();
+    }).immediate();
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
     summary.files.failed++;
@@ -486,7 +489,7 @@ function continueRead(
       parser: reader.version,
       resume: resumeJson(file, result.parsedBytes, result.resume),
     });
-  })();
+  }).immediate();
   const done = saved as ReturnType<SessionStore['extend']>;
   countRead(summary, file, result);
   // Counted as a full read counts it: a session whose stored messages changed is one stored again.

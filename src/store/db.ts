@@ -219,13 +219,17 @@ export function migrate(db: Db, path = 'the store'): void {
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)`);
   const applied = appliedMigrations(db, path);
   const record = db.prepare('INSERT INTO migrations (name, applied_at) VALUES (?, ?)');
+  const done = db.prepare('SELECT 1 FROM migrations WHERE name = ?').pluck();
   migrations.forEach((migration, index) => {
     if (applied.has(migration.name)) return;
+    // IMMEDIATE, and asked again inside: two processes opening a new or older store at once (hooks after the
+    // turns of two sessions) each found it unapplied; the second waits for the first's write lock, then skips it.
     db.transaction(() => {
+      if (done.get(migration.name)) return;
       db.exec(migration.sql);
       record.run(migration.name, new Date().toISOString());
       db.pragma(`user_version = ${index + 1}`);
-    })();
+    }).immediate();
   });
 }
 

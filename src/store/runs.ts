@@ -157,37 +157,39 @@ export class RunStore {
 
   /** Stores a check and its changes at once: a run is never left with half a list of side effects. */
   saveCheck(runId: string, check: CheckRecord): void {
-    this.db.transaction(() => {
-      const { lastInsertRowid } = this.sql(
-        `INSERT INTO run_checks (run_id, started_at, finished_at, roots, entries, changes, summary)
+    this.db
+      .transaction(() => {
+        const { lastInsertRowid } = this.sql(
+          `INSERT INTO run_checks (run_id, started_at, finished_at, roots, entries, changes, summary)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        runId,
-        check.startedAt,
-        check.finishedAt,
-        JSON.stringify(check.roots),
-        check.entries,
-        check.changes.length,
-        JSON.stringify(check.summary),
-      );
-      const insert = this.sql(
-        `INSERT INTO run_changes (check_id, kind, path, from_path, type, fields, detail, layers, time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      for (const change of check.changes) {
-        insert.run(
-          lastInsertRowid,
-          change.kind,
-          change.path,
-          change.from ?? null,
-          change.type,
-          JSON.stringify(change.fields),
-          change.detail ?? null,
-          JSON.stringify(change.layers),
-          change.time ?? null,
+        ).run(
+          runId,
+          check.startedAt,
+          check.finishedAt,
+          JSON.stringify(check.roots),
+          check.entries,
+          check.changes.length,
+          JSON.stringify(check.summary),
         );
-      }
-    })();
+        const insert = this.sql(
+          `INSERT INTO run_changes (check_id, kind, path, from_path, type, fields, detail, layers, time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        );
+        for (const change of check.changes) {
+          insert.run(
+            lastInsertRowid,
+            change.kind,
+            change.path,
+            change.from ?? null,
+            change.type,
+            JSON.stringify(change.fields),
+            change.detail ?? null,
+            JSON.stringify(change.layers),
+            change.time ?? null,
+          );
+        }
+      })
+      .immediate();
   }
 
   /** Checks of a run so far; `checks` is 0 for a run from before the checker existed. */
@@ -252,25 +254,27 @@ export class RunStore {
   ): void {
     // Whole or not at all: a run row with only some of its sessions (a full disk, a kill between the inserts)
     // would be resumed as a run of those alone and called done with the others never asked.
-    this.db.transaction(() => {
-      this.sql(
-        `INSERT INTO runs (id, model, mode, driver, options, out_file, status, started_at, owner)
+    this.db
+      .transaction(() => {
+        this.sql(
+          `INSERT INTO runs (id, model, mode, driver, options, out_file, status, started_at, owner)
          VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
-      ).run(
-        run.id,
-        run.model,
-        run.mode,
-        run.driver ?? 'builtin',
-        JSON.stringify(run.options),
-        run.outFile,
-        new Date().toISOString(),
-        run.owner === undefined ? null : JSON.stringify(run.owner),
-      );
-      const add = this.sql('INSERT INTO run_sessions (run_id, position, session_id) VALUES (?, ?, ?)');
-      sessions.forEach((session, position) => {
-        add.run(run.id, position, session);
-      });
-    })();
+        ).run(
+          run.id,
+          run.model,
+          run.mode,
+          run.driver ?? 'builtin',
+          JSON.stringify(run.options),
+          run.outFile,
+          new Date().toISOString(),
+          run.owner === undefined ? null : JSON.stringify(run.owner),
+        );
+        const add = this.sql('INSERT INTO run_sessions (run_id, position, session_id) VALUES (?, ?, ?)');
+        sessions.forEach((session, position) => {
+          add.run(run.id, position, session);
+        });
+      })
+      .immediate();
   }
 
   /** The runs still marked running that write their pairs to `outFile` (an absolute path, as runs keep it). */
@@ -377,11 +381,13 @@ export class RunStore {
    * replayed again from its start. All at once, so the figures never count half of it.
    */
   restartSession(runId: string, sessionId: string): void {
-    this.db.transaction(() => {
-      this.sql('DELETE FROM run_turns WHERE run_id = ? AND session_id = ?').run(runId, sessionId);
-      this.sql('DELETE FROM run_misses WHERE run_id = ? AND session_id = ?').run(runId, sessionId);
-      this.setSessionStatus(runId, sessionId, 'pending');
-    })();
+    this.db
+      .transaction(() => {
+        this.sql('DELETE FROM run_turns WHERE run_id = ? AND session_id = ?').run(runId, sessionId);
+        this.sql('DELETE FROM run_misses WHERE run_id = ? AND session_id = ?').run(runId, sessionId);
+        this.setSessionStatus(runId, sessionId, 'pending');
+      })
+      .immediate();
   }
 
   /** Turns of the run, or of one of its sessions: answered and failed (without the rest of the figures). */
