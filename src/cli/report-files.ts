@@ -6,6 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { SinkError, writeWhole } from '../export/sink.js';
 import type { Db } from '../store/db.js';
 import { SourceFiles } from '../store/files.js';
+import { RunStore } from '../store/runs.js';
 import { ExitCode, UserError } from './errors.js';
 
 /** The files `--report FILE` writes: FILE.md and FILE.html (FILE may end in .md already). */
@@ -30,7 +31,10 @@ export function checkReportFiles(options: {
         )
       : []),
   ];
-  if (options.store !== undefined) notAnInput(options.store, targets);
+  if (options.store !== undefined) {
+    notAnInput(options.store, targets);
+    notAPairsFile(options.store, targets);
+  }
   // FILE.md and FILE.html are written beside FILE: beside a device or a pipe (`--report /dev/null`) they would be
   // files made in /dev, or next to a FIFO, which no one meant.
   const { report } = options;
@@ -70,6 +74,32 @@ export async function writeVerdict(path: string, text: string): Promise<void> {
 export function notAnInput(store: Db, outputs: readonly (readonly [string, string | undefined])[]): void {
   notTheStore(store.name, outputs);
   notALog(store, outputs);
+}
+
+/**
+ * Refuses an output that is a pairs file a replay run of the store wrote (`export --out` on the very file `--from
+ * run:…` reads, a report over pairs): the model's answers in it would be gone, and with them the run's pairs,
+ * which only replaying again (and paying for the model again) could give back. Compared by path and, for a path
+ * that exists, by file. `replay --out` itself may add to one (--append) and is not asked.
+ */
+export function notAPairsFile(store: Db, outputs: readonly (readonly [string, string | undefined])[]): void {
+  const pairs = new RunStore(store)
+    .outFiles()
+    .map((kept) => ({ ...kept, held: statSync(kept.file, { throwIfNoEntry: false }) }));
+  for (const [option, path] of outputs) {
+    if (path === undefined) continue;
+    const out = resolve(path);
+    const stats = statSync(out, { throwIfNoEntry: false });
+    const hit = pairs.find(
+      ({ file, held }) =>
+        file === out || (held?.isFile() && stats && stats.dev === held.dev && stats.ino === held.ino),
+    );
+    if (hit)
+      throw new UserError(
+        `${option} ${path} holds the pairs of replay run ${hit.run}: writing there would destroy them`,
+        'pass another file',
+      );
+  }
 }
 
 /**

@@ -277,6 +277,14 @@ export class RunStore {
       .immediate();
   }
 
+  /** Every pairs file the store's runs wrote to, each once with the first run that did (absolute paths, as kept). */
+  outFiles(): { file: string; run: string }[] {
+    return this.sql('SELECT out_file AS file, min(id) AS run FROM runs GROUP BY out_file').all() as {
+      file: string;
+      run: string;
+    }[];
+  }
+
   /** The runs still marked running that write their pairs to `outFile` (an absolute path, as runs keep it). */
   runningInto(outFile: string): RunRow[] {
     return this.sql("SELECT * FROM runs WHERE status = 'running' AND out_file = ?").all(outFile) as RunRow[];

@@ -181,4 +181,42 @@ describe('the store as an output', () => {
     }
     expect(readFileSync(log).equals(before)).toBe(true);
   });
+
+  it('and so is a run’s pairs file, for export --out (--split too, a link too) and --junit (exit 2)', async () => {
+    // Before, `export --from latest --out` on the run's own pairs file wrote the dataset over the pairs it read:
+    // the run's answers were gone, and the next export of it read nothing.
+    const pairs = join(dir.path, 'pairs.jsonl');
+    const before = readFileSync(pairs);
+    const link = join(dir.path, 'pairs-link.jsonl');
+    symlinkSync(pairs, link);
+    for (const args of [
+      ['export', '--db', db, '--from', 'latest', '--out', pairs],
+      ['export', '--db', db, '--out', link],
+      [
+        'export',
+        '--db',
+        db,
+        '--from',
+        `run:${runId}`,
+        '--out',
+        join(dir.path, 'set.jsonl'),
+        '--split',
+        '0.5',
+      ],
+      ['runs', 'check', runId, '--db', db, '--min-recall', '1%', '--junit', pairs],
+    ]) {
+      // --split writes set.train.jsonl and set.validation.jsonl: the first made to land on the pairs file here.
+      if (args.includes('--split')) symlinkSync(pairs, join(dir.path, 'set.train.jsonl'));
+      const refused = await run(args);
+      expect(refused.exitCode, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toMatch(
+        new RegExp(`holds the pairs of replay run ${runId}: writing there would destroy them`),
+      );
+    }
+    expect(readFileSync(pairs).equals(before)).toBe(true);
+    // Another file is written as ever.
+    const dataset = join(dir.path, 'dataset.jsonl');
+    expect((await run(['export', '--db', db, '--from', 'latest', '--out', dataset])).exitCode).toBe(0);
+    expect(readFileSync(dataset, 'utf8').split('\n').filter(Boolean).length).toBeGreaterThan(0);
+  });
 });

@@ -16,7 +16,7 @@ import { LATEST, RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { err, formatBytes, progressBar, say, writeOut } from '../output.js';
-import { notAnInput } from '../report-files.js';
+import { notAnInput, notAPairsFile } from '../report-files.js';
 
 import type { ExportOptions } from './export.js';
 
@@ -65,14 +65,16 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
     throw new UserError('--redact-name needs redaction on', 'leave out --no-redact, or --redact-name');
   if (options.elideTool.length > 0 && !options.elideRepeats)
     throw new UserError('--elide-tool only makes sense with --elide-repeats');
-  notAnInput(db, [
+  const outputs = [
     ['--out', options.out],
     ...(options.split !== undefined && options.out
       ? (['train', 'validation'] as const).map(
           (side) => ['--split', splitFile(options.out as string, side)] as const,
         )
       : []),
-  ]);
+  ] as const;
+  notAnInput(db, outputs);
+  notAPairsFile(db, outputs);
   if (options.split !== undefined && !options.out)
     throw new UserError(
       '--split writes two files',
