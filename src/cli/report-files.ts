@@ -31,6 +31,7 @@ export function checkReportFiles(options: {
         )
       : []),
   ];
+  apart(targets);
   if (options.store !== undefined) {
     notAnInput(options.store, targets);
     notAPairsFile(options.store, targets);
@@ -74,6 +75,32 @@ export async function writeVerdict(path: string, text: string): Promise<void> {
 export function notAnInput(store: Db, outputs: readonly (readonly [string, string | undefined])[]): void {
   notTheStore(store.name, outputs);
   notALog(store, outputs);
+}
+
+/**
+ * Refuses two outputs of one command that are the same file (`--out X --junit X`, `--out R.md --report R`): the
+ * one written last would take the place of the other — a run's pairs replaced by its JUnit file at the end. By path
+ * and, for a path that exists, by file; a device or a FIFO (`/dev/null` for both) may take both.
+ */
+export function apart(outputs: readonly (readonly [string, string | undefined])[]): void {
+  const seen: { option: string; path: string; out: string; stats: ReturnType<typeof statSync> }[] = [];
+  for (const [option, path] of outputs) {
+    if (path === undefined) continue;
+    const out = resolve(path);
+    const stats = statSync(out, { throwIfNoEntry: false });
+    if (stats && !stats.isFile()) continue;
+    const same = seen.find(
+      (other) =>
+        other.out === out ||
+        (stats && other.stats && stats.dev === other.stats.dev && stats.ino === other.stats.ino),
+    );
+    if (same)
+      throw new UserError(
+        `${option} ${path} is the file ${same.option} ${same.path} writes too: one would take the place of the other`,
+        'pass another file to one of them',
+      );
+    seen.push({ option, path, out, stats });
+  }
 }
 
 /**

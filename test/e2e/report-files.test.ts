@@ -139,6 +139,41 @@ describe('--junit and --report', () => {
   });
 });
 
+describe('two outputs of one command', () => {
+  it('are refused when they are one file (exit 2): the pairs are not replaced by the JUnit file or the report', async () => {
+    // Before, `replay --out X --junit X` ended with X holding the JUnit XML and the run's pairs gone.
+    const same = join(dir.path, 'same.jsonl');
+    writeFileSync(same, '');
+    const report = join(dir.path, 'verdict');
+    for (const args of [
+      ['replay', '--all', '--db', db, '--out', same, '--force', '--junit', same],
+      ['replay', '--all', '--db', db, '--out', `${report}.md`, '--report', report],
+      [
+        'runs',
+        'check',
+        runId,
+        '--db',
+        db,
+        '--min-recall',
+        '1%',
+        '--junit',
+        `${report}.html`,
+        '--report',
+        report,
+      ],
+    ]) {
+      const refused = await run(args);
+      expect(refused.exitCode, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toMatch(/is the file (--out|--report|--junit) .* writes too/);
+    }
+    expect(readFileSync(same, 'utf8')).toBe('');
+    // A device takes both.
+    const both = await run(['replay', '6f1c2a34', '--db', db, '--out', '/dev/null', '--junit', '/dev/null']);
+    expect(both.exitCode, both.stderr).toBe(0);
+    expect(statSync('/dev/null').isCharacterDevice()).toBe(true);
+  });
+});
+
 describe('the store as an output', () => {
   it('is refused for export --out, replay --out (even with --force or through a link) and --junit (exit 2)', async () => {
     // `--out` and `--db` swapped: export renamed its dataset onto the store, replay --force truncated it.
@@ -183,14 +218,14 @@ describe('the store as an output', () => {
   });
 
   it('and so is a run’s pairs file, for export --out (--split too, a link too) and --junit (exit 2)', async () => {
-    // Before, `export --from latest --out` on the run's own pairs file wrote the dataset over the pairs it read:
+    // Before, `export --from run:… --out` on the run's own pairs file wrote the dataset over the pairs it read:
     // the run's answers were gone, and the next export of it read nothing.
     const pairs = join(dir.path, 'pairs.jsonl');
     const before = readFileSync(pairs);
     const link = join(dir.path, 'pairs-link.jsonl');
     symlinkSync(pairs, link);
     for (const args of [
-      ['export', '--db', db, '--from', 'latest', '--out', pairs],
+      ['export', '--db', db, '--from', `run:${runId}`, '--out', pairs],
       ['export', '--db', db, '--out', link],
       [
         'export',
@@ -216,7 +251,7 @@ describe('the store as an output', () => {
     expect(readFileSync(pairs).equals(before)).toBe(true);
     // Another file is written as ever.
     const dataset = join(dir.path, 'dataset.jsonl');
-    expect((await run(['export', '--db', db, '--from', 'latest', '--out', dataset])).exitCode).toBe(0);
+    expect((await run(['export', '--db', db, '--from', `run:${runId}`, '--out', dataset])).exitCode).toBe(0);
     expect(readFileSync(dataset, 'utf8').split('\n').filter(Boolean).length).toBeGreaterThan(0);
   });
 });

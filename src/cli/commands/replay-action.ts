@@ -21,7 +21,14 @@ import { anyGate, gatesOf } from '../gates.js';
 import { collectOver } from '../memory.js';
 import { err, progressBar, say, warn, writeOut } from '../output.js';
 import { commandLine, formatRunMarkdown, reportSessions, writeHtml, writeMarkdown } from '../report.js';
-import { checkReportFiles, notAnInput, writeVerdict } from '../report-files.js';
+import {
+  apart,
+  checkReportFiles,
+  htmlFile,
+  markdownFile,
+  notAnInput,
+  writeVerdict,
+} from '../report-files.js';
 import { formatRunHtml } from '../report-html.js';
 import type { ReplayOptions } from './replay.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
@@ -213,6 +220,14 @@ async function replayRun(
   // Everything that can be wrong with the driver's setup is found before the run is created.
   const start = await entry.prepare(stored);
 
+  // The pairs file is not one of the run's other outputs, which are written at its end (over the pairs).
+  apart([
+    ['--out', outFile],
+    ['--junit', junit],
+    ...(options.report ? [markdownFile(options.report), htmlFile(options.report)] : []).map(
+      (file) => ['--report', resolve(file)] as const,
+    ),
+  ]);
   let opened: ReturnType<typeof PairsWriter.open>;
   const existing = new Map<string, { turn: number; completion: Pair['completion'] }[]>();
   try {
