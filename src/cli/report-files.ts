@@ -22,6 +22,8 @@ export function checkReportFiles(options: {
   report?: string | undefined;
   /** The store the command reads: none of the files may be it, or a log it was read from. */
   store?: Db | undefined;
+  /** Files the command reads (`--gates FILE`): none of the files may be one of them. */
+  inputs?: readonly (readonly [string, string | undefined])[];
 }): void {
   const targets: [string, string][] = [
     ...(options.junit ? [['--junit', options.junit] as [string, string]] : []),
@@ -31,7 +33,7 @@ export function checkReportFiles(options: {
         )
       : []),
   ];
-  apart(targets);
+  apart(targets, options.inputs);
   if (options.store !== undefined) {
     notAnInput(options.store, targets);
     notAPairsFile(options.store, targets);
@@ -82,25 +84,42 @@ export function notAnInput(store: Db, outputs: readonly (readonly [string, strin
  * one written last would take the place of the other — a run's pairs replaced by its JUnit file at the end. By path
  * and, for a path that exists, by file; a device or a FIFO (`/dev/null` for both) may take both.
  */
-export function apart(outputs: readonly (readonly [string, string | undefined])[]): void {
-  const seen: { option: string; path: string; out: string; stats: ReturnType<typeof statSync> }[] = [];
-  for (const [option, path] of outputs) {
-    if (path === undefined) continue;
+export function apart(
+  outputs: readonly (readonly [string, string | undefined])[],
+  /** Files the command reads (`--gates`, `--system-prompt`): none of the outputs may be one of them either. */
+  inputs: readonly (readonly [string, string | undefined])[] = [],
+): void {
+  const seen: {
+    option: string;
+    path: string;
+    out: string;
+    stats: ReturnType<typeof statSync>;
+    read: boolean;
+  }[] = [];
+  const look = (option: string, path: string, read: boolean) => {
     const out = resolve(path);
     const stats = statSync(out, { throwIfNoEntry: false });
-    if (stats && !stats.isFile()) continue;
+    if (stats && !stats.isFile()) return;
     const same = seen.find(
       (other) =>
-        other.out === out ||
-        (stats && other.stats && stats.dev === other.stats.dev && stats.ino === other.stats.ino),
+        (!read || !other.read) &&
+        (other.out === out ||
+          (stats && other.stats && stats.dev === other.stats.dev && stats.ino === other.stats.ino)),
     );
+    if (same?.read)
+      throw new UserError(
+        `${option} ${path} is the file ${same.option} ${same.path} names, which this command reads: writing there would destroy it`,
+        'pass another file',
+      );
     if (same)
       throw new UserError(
         `${option} ${path} is the file ${same.option} ${same.path} writes too: one would take the place of the other`,
         'pass another file to one of them',
       );
-    seen.push({ option, path, out, stats });
-  }
+    seen.push({ option, path, out, stats, read });
+  };
+  for (const [option, path] of inputs) if (path !== undefined) look(option, path, true);
+  for (const [option, path] of outputs) if (path !== undefined) look(option, path, false);
 }
 
 /**

@@ -140,7 +140,7 @@ describe('--junit and --report', () => {
 });
 
 describe('two outputs of one command', () => {
-  it('are refused when they are one file (exit 2): the pairs are not replaced by the JUnit file or the report', async () => {
+  it('are refused when they are one file, or one is a file it reads (exit 2): nothing is written over', async () => {
     // Before, `replay --out X --junit X` ended with X holding the JUnit XML and the run's pairs gone.
     const same = join(dir.path, 'same.jsonl');
     writeFileSync(same, '');
@@ -167,6 +167,25 @@ describe('two outputs of one command', () => {
       expect(refused.stderr, args.join(' ')).toMatch(/is the file (--out|--report|--junit) .* writes too/);
     }
     expect(readFileSync(same, 'utf8')).toBe('');
+    // Nor is a file the command reads an output: a system prompt, a gates file committed beside the CI job.
+    const prompt = join(dir.path, 'system.txt');
+    writeFileSync(prompt, 'You are a careful engineer.\n');
+    const gates = join(dir.path, 'gates.toml');
+    writeFileSync(gates, '[gates]\nmin-recall = "1%"\n');
+    for (const args of [
+      ['export', '--db', db, '--system-prompt', prompt, '--out', prompt],
+      ['replay', '--all', '--db', db, '--system-prompt', prompt, '--out', prompt, '--force'],
+      ['replay', '--all', '--db', db, '--out', same, '--force', '--gates', gates, '--junit', gates],
+      ['runs', 'check', runId, '--db', db, '--gates', gates, '--junit', gates],
+    ]) {
+      const refused = await run(args);
+      expect(refused.exitCode, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toMatch(
+        /is the file --(system-prompt|gates) .* names, which this command reads: writing there would destroy it/,
+      );
+    }
+    expect(readFileSync(prompt, 'utf8')).toBe('You are a careful engineer.\n');
+    expect(readFileSync(gates, 'utf8')).toBe('[gates]\nmin-recall = "1%"\n');
     // A device takes both.
     const both = await run(['replay', '6f1c2a34', '--db', db, '--out', '/dev/null', '--junit', '/dev/null']);
     expect(both.exitCode, both.stderr).toBe(0);

@@ -1,6 +1,7 @@
 // What `export` does, loaded only when it runs: the tokenizer, the redaction rules and the renderers take most
 // of a second to load, which `replay-history --help` or `sessions` should not pay.
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { TrainOn } from '../../export/build.js';
 import { trainerConfigs } from '../../export/configs.js';
 import { formatFor } from '../../export/formats/index.js';
@@ -16,7 +17,7 @@ import { LATEST, RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { err, formatBytes, progressBar, say, writeOut } from '../output.js';
-import { notAnInput, notAPairsFile } from '../report-files.js';
+import { apart, notAnInput, notAPairsFile } from '../report-files.js';
 
 import type { ExportOptions } from './export.js';
 
@@ -75,6 +76,16 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
   ] as const;
   notAnInput(db, outputs);
   notAPairsFile(db, outputs);
+  // Nor a file it reads: the system prompt, the tokenizer (a file, or the folder holding tokenizer.json).
+  const tokenizer =
+    options.tokenizer === undefined || ['o200k', 'o200k_base'].includes(options.tokenizer)
+      ? undefined
+      : options.tokenizer;
+  apart(outputs, [
+    ['--system-prompt', options.systemPrompt],
+    ['--tokenizer', tokenizer],
+    ['--tokenizer', tokenizer && join(tokenizer, 'tokenizer.json')],
+  ]);
   if (options.split !== undefined && !options.out)
     throw new UserError(
       '--split writes two files',

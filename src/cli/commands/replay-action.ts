@@ -76,7 +76,32 @@ async function replayRun(
   // A gate file that cannot be read or says something unknown is a usage error, found before anything runs.
   const gates = gatesOf(options);
   const junit = options.junit ? resolve(options.junit) : undefined;
-  checkReportFiles({ junit, report: options.report ? resolve(options.report) : undefined, store: db });
+  /** What the run reads from files named by options: no output may be one of them. */
+  const inputs = [
+    ['--gates', options.gates],
+    ['--system-prompt', options.systemPrompt],
+  ] as const;
+  checkReportFiles({
+    junit,
+    report: options.report ? resolve(options.report) : undefined,
+    store: db,
+    inputs,
+  });
+  /**
+   * The pairs file is none of the run's other outputs, written at its end over the pairs, nor a file it reads;
+   * asked before the file is opened (--force empties it).
+   */
+  const outApart = (out: string) =>
+    apart(
+      [
+        ['--out', out],
+        ['--junit', junit],
+        ...(options.report ? [markdownFile(options.report), htmlFile(options.report)] : []).map(
+          (file) => ['--report', resolve(file)] as const,
+        ),
+      ],
+      inputs,
+    );
   let runId: string;
   let stored: StoredOptions;
   let sessionIds: string[];
@@ -106,6 +131,7 @@ async function replayRun(
     stored = JSON.parse(run.options) as StoredOptions;
     sessionIds = runs.sessions(run.id);
     outFile = run.out_file;
+    outApart(outFile);
     mode = 'resume';
     notAnInput(db, [['--out', outFile]]);
     const target = pairsTarget(outFile);
@@ -177,6 +203,7 @@ async function replayRun(
     if (options.out === '-') options = { ...options, out: '/dev/stdout' };
     outFile = resolve(options.out);
     notAnInput(db, [['--out', options.out]]);
+    outApart(outFile);
     // Found before anything runs: a folder, a path whose folder is missing, a link loop.
     const target = pairsTarget(outFile);
     if (target.kind === 'new' && !existsSync(dirname(outFile)))
@@ -220,14 +247,6 @@ async function replayRun(
   // Everything that can be wrong with the driver's setup is found before the run is created.
   const start = await entry.prepare(stored);
 
-  // The pairs file is not one of the run's other outputs, which are written at its end (over the pairs).
-  apart([
-    ['--out', outFile],
-    ['--junit', junit],
-    ...(options.report ? [markdownFile(options.report), htmlFile(options.report)] : []).map(
-      (file) => ['--report', resolve(file)] as const,
-    ),
-  ]);
   let opened: ReturnType<typeof PairsWriter.open>;
   const existing = new Map<string, { turn: number; completion: Pair['completion'] }[]>();
   try {

@@ -181,6 +181,7 @@ export async function checkRun(
       junit: options.junit ? resolve(options.junit) : undefined,
       report: options.report ? resolve(options.report) : undefined,
       store: db,
+      inputs: [['--gates', options.gates]],
     });
     const store = new RunStore(db);
     const run = asItStands(store.resolve(id));
