@@ -98,7 +98,7 @@ export function apart(
   }[] = [];
   const look = (option: string, path: string, read: boolean) => {
     const out = resolve(path);
-    const stats = statSync(out, { throwIfNoEntry: false });
+    const stats = statOf(out);
     if (stats && !stats.isFile()) return;
     const same = seen.find(
       (other) =>
@@ -129,13 +129,11 @@ export function apart(
  * that exists, by file. `replay --out` itself may add to one (--append) and is not asked.
  */
 export function notAPairsFile(store: Db, outputs: readonly (readonly [string, string | undefined])[]): void {
-  const pairs = new RunStore(store)
-    .outFiles()
-    .map((kept) => ({ ...kept, held: statSync(kept.file, { throwIfNoEntry: false }) }));
+  const pairs = new RunStore(store).outFiles().map((kept) => ({ ...kept, held: statOf(kept.file) }));
   for (const [option, path] of outputs) {
     if (path === undefined) continue;
     const out = resolve(path);
-    const stats = statSync(out, { throwIfNoEntry: false });
+    const stats = statOf(out);
     const hit = pairs.find(
       ({ file, held }) =>
         file === out || (held?.isFile() && stats && stats.dev === held.dev && stats.ino === held.ino),
@@ -187,5 +185,14 @@ function notALog(db: Db, outputs: readonly (readonly [string, string | undefined
         `${option} ${path} is a ${log.agent} log the store was read from: writing there would destroy it`,
         'pass another file',
       );
+  }
+}
+
+/** The file's stats, or undefined where there is none to be had (missing, below a file, not ours to look at). */
+function statOf(path: string) {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
   }
 }

@@ -174,6 +174,7 @@ describe('two outputs of one command', () => {
     writeFileSync(gates, '[gates]\nmin-recall = "1%"\n');
     for (const args of [
       ['export', '--db', db, '--system-prompt', prompt, '--out', prompt],
+      ['export', '--db', db, '--tokenizer', prompt, '--out', prompt],
       ['replay', '--all', '--db', db, '--system-prompt', prompt, '--out', prompt, '--force'],
       ['replay', '--all', '--db', db, '--out', same, '--force', '--gates', gates, '--junit', gates],
       ['runs', 'check', runId, '--db', db, '--gates', gates, '--junit', gates],
@@ -181,7 +182,7 @@ describe('two outputs of one command', () => {
       const refused = await run(args);
       expect(refused.exitCode, args.join(' ')).toBe(2);
       expect(refused.stderr, args.join(' ')).toMatch(
-        /is the file --(system-prompt|gates) .* names, which this command reads: writing there would destroy it/,
+        /is the file --(system-prompt|gates|tokenizer) .* names, which this command reads: writing there would destroy it/,
       );
     }
     expect(readFileSync(prompt, 'utf8')).toBe('You are a careful engineer.\n');
