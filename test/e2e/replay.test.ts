@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
@@ -91,6 +91,33 @@ describe('replay with the recorded provider', () => {
     // Nothing was asked again: every turn was done.
     expect(pairs()).toHaveLength(30);
     expect(JSON.parse(again.stdout)).toMatchObject({ status: 'done', turnsDone: 30 });
+  });
+
+  it('resumes a run whose pairs file lost pairs (cut, removed) by replaying their sessions again, and says so', async () => {
+    const first = await run(['replay', 'sample-sessions', '--db', db, '--out', out, '--json']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const id = JSON.parse(first.stdout).id as string;
+    const all = readFileSync(out, 'utf8').split('\n').filter(Boolean);
+    const keys = (lines: { session: string; turn: number }[]) =>
+      lines.map((p) => `${p.session}#${p.turn}`).sort();
+    const expected = keys(all.map((line) => JSON.parse(line)));
+    // Cut: the store has every turn answered, the file 12 of the pairs.
+    writeFileSync(out, `${all.slice(0, 12).join('\n')}\n`);
+    const cut = await run(['replay', '--resume', id, '--db', db, '--json']);
+    expect(cut.exitCode, cut.stderr).toBe(0);
+    expect(cut.stderr).toContain(`holds no pair for 18 turn(s) the run had answered`);
+    expect(keys(pairs())).toEqual(expected);
+    expect(JSON.parse(cut.stdout)).toMatchObject({ status: 'done', turnsDone: 30, turnsFailed: 0 });
+    // Removed: every session again.
+    rmSync(out);
+    const removed = await run(['replay', '--resume', id, '--db', db, '--json']);
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(removed.stderr).toContain('holds no pair for 30 turn(s)');
+    expect(keys(pairs())).toEqual(expected);
+    // Nothing lost: a resume now finds nothing to do and says nothing of it.
+    const again = await run(['replay', '--resume', id, '--db', db, '--json']);
+    expect(again.stderr).not.toContain('holds no pair');
+    expect(keys(pairs())).toEqual(expected);
   });
 
   it('refuses to write into a pairs file that already holds pairs, unless --append or --force', async () => {

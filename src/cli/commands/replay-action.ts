@@ -293,8 +293,24 @@ async function replayRun(
       opened = PairsWriter.open(outFile, 'resume', runId);
     }
   }
-  if (mode === 'resume') runs.reopen(runId, owner);
-  else
+  if (mode === 'resume') {
+    // A pair is written before its turn is stored: a turn the store has as answered with no pair in the file means
+    // the file lost it since (cut, replaced, moved, a crash that kept the store's write and not the file's).
+    // Counted done, it would never be written again and the run would end "done" without it: its session is
+    // replayed again from its start instead (the only way every driver and mode can go on), and said so.
+    const lost = [...runs.doneTurns(runId)].filter((key) => !opened.done.has(key));
+    const sessionsLost = new Set(lost.map(keySession));
+    if (sessionsLost.size > 0) {
+      opened.writer.close();
+      const replaced = PairsWriter.supersede(outFile, runId, sessionsLost);
+      for (const id of sessionsLost) runs.restartSession(runId, id);
+      warn(
+        `${outFile} holds no pair for ${lost.length} turn(s) the run had answered (the file was cut, replaced or moved since): ${sessionsLost.size} session(s) replayed again from their start${replaced > 0 ? `, their ${replaced} other pair(s) taken out of the file` : ''}`,
+      );
+      opened = PairsWriter.open(outFile, 'resume', runId);
+    }
+    runs.reopen(runId, owner);
+  } else
     runs.create(
       { id: runId, model: stored.model, mode: stored.mode, driver, options: stored, outFile, owner },
       sessionIds,
