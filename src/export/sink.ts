@@ -4,6 +4,7 @@ import {
   constants,
   fstatSync,
   lstatSync,
+  readdirSync,
   readlinkSync,
   realpathSync,
   rmSync,
@@ -11,9 +12,10 @@ import {
   statSync,
 } from 'node:fs';
 import { type FileHandle, open, rename } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { alive } from '../processes.js';
 
 /**
  * Bytes a file's stream takes before a row waits for them to be written: rows of a session export are ~50 KB,
@@ -233,6 +235,7 @@ export class Sink {
       }
       return new Sink(target, handle.createWriteStream());
     }
+    removeStale(target.writesTo);
     const temporary = `${target.writesTo}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
     let handle: FileHandle;
     try {
@@ -241,11 +244,13 @@ export class Sink {
     } catch (error) {
       throw failure(target, error);
     }
+    temporaries.add(temporary);
     try {
       if (target.kind !== 'new') await keepOwnership(handle, target.writesTo);
     } catch (error) {
       await handle.close();
       rmSync(temporary, { force: true });
+      temporaries.delete(temporary);
       throw failure(target, error);
     }
     return new Sink(target, handle.createWriteStream({ highWaterMark: ROWS_BUFFERED }), temporary);
@@ -293,6 +298,7 @@ export class Sink {
     if (!this.temporary || !this.target) return;
     try {
       await rename(this.temporary, this.target.writesTo);
+      temporaries.delete(this.temporary);
     } catch (error) {
       this.abandon();
       throw failure(this.target, error);
@@ -303,7 +309,58 @@ export class Sink {
   abandon(): void {
     if (this.stream === process.stdout) return;
     this.stream.destroy();
-    if (this.temporary) rmSync(this.temporary, { force: true });
+    if (this.temporary) {
+      rmSync(this.temporary, { force: true });
+      temporaries.delete(this.temporary);
+    }
+  }
+}
+
+/** The temporary files of the sinks open now: what a stop by a signal removes (`removeTemporaries`). */
+const temporaries = new Set<string>();
+
+/**
+ * Removes every sink's temporary file at once, for a process stopped by a signal (Ctrl-C, `kill`): the real
+ * names keep what they held. Returns the targets that were being written.
+ */
+export function removeTemporaries(): string[] {
+  const targets: string[] = [];
+  for (const temporary of temporaries) {
+    rmSync(temporary, { force: true });
+    targets.push(temporary.replace(/\.\d+-[0-9a-f]{8}\.tmp$/, ''));
+  }
+  temporaries.clear();
+  return targets;
+}
+
+/** A temporary file untouched this long, of a process no longer running here, is one a killed writer left. */
+const STALE_MS = 10 * 60 * 1000;
+
+/**
+ * Removes what writers of `file` killed without a word (SIGKILL, a crash) left beside it: `FILE.<pid>-<hex>.tmp`
+ * whose process is gone and which has not changed for ten minutes (a writer on another machine sharing the
+ * folder keeps its file changing). Nothing else is touched; a file that cannot be looked at is left.
+ */
+function removeStale(file: string): void {
+  const folder = dirname(file);
+  const prefix = `${basename(file)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = /^(\d+)-[0-9a-f]{8}\.tmp$/.exec(name.slice(prefix.length))?.[1];
+    if (!pid || alive(Number(pid))) continue;
+    const path = join(folder, name);
+    try {
+      const stats = lstatSync(path);
+      if (stats.isFile() && Date.now() - stats.mtimeMs > STALE_MS) rmSync(path, { force: true });
+    } catch {
+      // Gone meanwhile, or not ours to look at.
+    }
   }
 }
 

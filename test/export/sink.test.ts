@@ -11,13 +11,21 @@ import {
   readFileSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Sink, SinkError, sharesStdout, targetOf, writeWhole } from '../../src/export/sink.js';
+import {
+  removeTemporaries,
+  Sink,
+  SinkError,
+  sharesStdout,
+  targetOf,
+  writeWhole,
+} from '../../src/export/sink.js';
 import { tempDir } from '../helpers/cli.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -75,6 +83,43 @@ describe('a path that does not exist yet, or a regular file', () => {
     sink.abandon();
     expect(readFileSync(out, 'utf8')).toBe('old\n');
     expect(temporaries(dir.path)).toEqual([]);
+  });
+
+  it('removes what a killed writer of the same file left beside it, and nothing that may still be written', async () => {
+    const out = join(dir.path, 'data.jsonl');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const made = (name: string, old: boolean) => {
+      writeFileSync(join(dir.path, name), 'half a dataset');
+      if (old) utimesSync(join(dir.path, name), hourAgo, hourAgo);
+      return name;
+    };
+    // pid 99999999 is beyond any pid_max: no such process
+    const stale = made('data.jsonl.99999999-0123abcd.tmp', true);
+    const fresh = made('data.jsonl.99999999-89abcdef.tmp', false); // changing: a writer elsewhere may own it
+    const live = made(`data.jsonl.${process.pid}-deadbeef.tmp`, true); // its process runs
+    const other = made('other.jsonl.99999999-0123abcd.tmp', true); // another file's
+    const mine = made('data.jsonl.99999999-nothex00.tmp', true); // not our name
+    const sink = await Sink.open(out);
+    await sink.write('{"a":1}');
+    await sink.close();
+    expect(temporaries(dir.path).sort()).toEqual([fresh, live, other, mine].sort());
+    expect(temporaries(dir.path)).not.toContain(stale);
+  });
+
+  it('stopped by a signal, removeTemporaries leaves every file as it was and no temporary', async () => {
+    const out = join(dir.path, 'data.jsonl');
+    writeFileSync(out, 'old\n');
+    const first = await Sink.open(out);
+    const second = await Sink.open(join(dir.path, 'validation.jsonl'));
+    await first.write('half');
+    await second.write('half');
+    expect(temporaries(dir.path)).toHaveLength(2);
+    expect(removeTemporaries().sort()).toEqual([out, join(dir.path, 'validation.jsonl')].sort());
+    expect(temporaries(dir.path)).toEqual([]);
+    expect(readFileSync(out, 'utf8')).toBe('old\n');
+    expect(removeTemporaries()).toEqual([]);
+    first.abandon();
+    second.abandon();
   });
 
   it('an empty export is an empty file', async () => {

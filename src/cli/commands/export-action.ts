@@ -1,6 +1,7 @@
 // What `export` does, loaded only when it runs: the tokenizer, the redaction rules and the renderers take most
 // of a second to load, which `replay-history --help` or `sessions` should not pay.
 import { existsSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { TrainOn } from '../../export/build.js';
 import { trainerConfigs } from '../../export/configs.js';
@@ -9,7 +10,15 @@ import { Redactor } from '../../export/redact.js';
 import { Exporter, type ExportReport } from '../../export/run.js';
 import type { Unit } from '../../export/sample.js';
 import { scanThreadCount } from '../../export/scan-thread.js';
-import { kindName, Sink, SinkError, sharesStdout, targetOf, writeWhole } from '../../export/sink.js';
+import {
+  kindName,
+  removeTemporaries,
+  Sink,
+  SinkError,
+  sharesStdout,
+  targetOf,
+  writeWhole,
+} from '../../export/sink.js';
 import { type Side, splitFile } from '../../export/split.js';
 import { measureFor, TokenizerError } from '../../export/tokenizer.js';
 import type { openDb } from '../../store/db.js';
@@ -20,6 +29,9 @@ import { err, formatBytes, progressBar, say, writeOut } from '../output.js';
 import { apart, notAnInput, notAPairsFile } from '../report-files.js';
 
 import type { ExportOptions } from './export.js';
+
+/** The signals that stop an export: it leaves what it was writing as it was. */
+const stopSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export async function runExport(db: ReturnType<typeof openDb>, given: ExportOptions): Promise<void> {
   // `--out -` is stdout, as for most tools, not a file named '-'.
@@ -153,6 +165,17 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
   );
 
   const bar = progressBar('export');
+  // Ctrl-C, `kill`, a closed terminal: the files being written are left as they were (their temporary files go)
+  // and the exit is 128 + the signal's number, as a shell reports a process killed by it.
+  const interrupted = (signal: NodeJS.Signals) => {
+    bar.end();
+    const left = removeTemporaries();
+    say(
+      `\ninterrupted (${signal})${left.length > 0 ? `; nothing written to ${left.join(', ')}: as it was before` : ''}`,
+    );
+    process.exit(128 + (constants.signals[signal] ?? 2));
+  };
+  for (const signal of stopSignals) process.once(signal, interrupted);
   try {
     if (run) await exporter.fromRun(run, runs, sessions);
     else await exporter.fromStore(sessions, (done, total) => bar.update(done, total, 'sessions'));
@@ -165,6 +188,7 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
     throw plainly(error);
   } finally {
     bar.end();
+    for (const signal of stopSignals) process.off(signal, interrupted);
   }
   if (split) {
     for (const [side, sink] of sinks) if (sink.rows === 0) say(`${side}: 0 samples (empty file written)`);
