@@ -4,7 +4,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, statSync, truncateSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { kindName, SinkError, sharesStdout, type Target, targetOf } from '../../export/sink.js';
+import {
+  kindName,
+  removeTemporaries,
+  SinkError,
+  sharesStdout,
+  type Target,
+  targetOf,
+} from '../../export/sink.js';
 import { ownerState, parseOwner, thisProcess } from '../../processes.js';
 import { callKeys } from '../../replay/chat.js';
 import { requestDigest, type SessionEnd } from '../../replay/engine.js';
@@ -337,6 +344,8 @@ async function replayRun(
     runs.finish(runId, 'interrupted', `stopped by ${signal}`);
     bar.end();
     check.checker?.abandon();
+    // a --junit or --report file being written: left as it was
+    removeTemporaries();
     say(`\ninterrupted (${signal}); continue with: replay-history replay --resume ${runId}`);
     process.exit(128 + (constants.signals[signal] ?? 2));
   };
