@@ -1,7 +1,7 @@
 // Whether a process that wrote something down is still there: a replay run's owner, a checker's temporary files.
 // A pid alone can be taken by another process once its own has ended; where the kernel says when a process started
 // (Linux: the boot and the start time in /proc), that is kept with the pid and compared too.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /** Whether a process exists (EPERM: it does, under another user). */
@@ -70,4 +70,22 @@ export function parseOwner(text: string | null | undefined): Owner | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The entries of `folder` that processes killed without a word (SIGKILL, a crash) left: those whose name
+ * `pattern` matches with, as its first group, the pid of a process no longer running here. None where the folder
+ * cannot be listed.
+ */
+export function leftByGone(folder: string, pattern: RegExp): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  return names.filter((name) => {
+    const pid = Number(pattern.exec(name)?.[1]);
+    return pid > 0 && !alive(pid);
+  });
 }

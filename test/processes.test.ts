@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { alive, ownerState, parseOwner, thisProcess } from '../src/processes.js';
+import { alive, leftByGone, ownerState, parseOwner, thisProcess } from '../src/processes.js';
 
 // A replay run keeps the process running it (src/processes.ts); `runs` shows a run whose process is gone as
 // interrupted, and a resume refuses a run whose process is still there.
@@ -50,5 +51,22 @@ describe('parseOwner', () => {
     expect(parseOwner('')).toBeUndefined();
     expect(parseOwner('{"pid":"12"}')).toBeUndefined();
     expect(parseOwner('not json')).toBeUndefined();
+  });
+});
+
+describe('leftByGone', () => {
+  it('names what processes no longer running left, by the pid its pattern finds, and nothing else', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'rh-left-'));
+    try {
+      const gone = endedPid();
+      for (const name of [`out.${gone}-0123abcd.tmp`, `out.${process.pid}-0123abcd.tmp`, 'out.tmp', 'other'])
+        writeFileSync(join(folder, name), '');
+      mkdirSync(join(folder, `view-${gone}-x`));
+      expect(leftByGone(folder, /^out\.(\d+)-[0-9a-f]{8}\.tmp$/)).toEqual([`out.${gone}-0123abcd.tmp`]);
+      expect(leftByGone(folder, /^view-(\d+)-/)).toEqual([`view-${gone}-x`]);
+      expect(leftByGone(join(folder, 'missing'), /(\d+)/)).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

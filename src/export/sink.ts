@@ -4,7 +4,6 @@ import {
   constants,
   fstatSync,
   lstatSync,
-  readdirSync,
   readlinkSync,
   realpathSync,
   rmSync,
@@ -15,7 +14,7 @@ import { type FileHandle, open, rename } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { alive } from '../processes.js';
+import { leftByGone } from '../processes.js';
 
 /**
  * Bytes a file's stream takes before a row waits for them to be written: rows of a session export are ~50 KB,
@@ -343,17 +342,8 @@ const STALE_MS = 10 * 60 * 1000;
  */
 function removeStale(file: string): void {
   const folder = dirname(file);
-  const prefix = `${basename(file)}.`;
-  let names: string[];
-  try {
-    names = readdirSync(folder);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = /^(\d+)-[0-9a-f]{8}\.tmp$/.exec(name.slice(prefix.length))?.[1];
-    if (!pid || alive(Number(pid))) continue;
+  const own = basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  for (const name of leftByGone(folder, new RegExp(`^${own}\\.(\\d+)-[0-9a-f]{8}\\.tmp$`))) {
     const path = join(folder, name);
     try {
       const stats = lstatSync(path);

@@ -1,17 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  realpathSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { alive } from '../processes.js';
+import { leftByGone } from '../processes.js';
 import { HashCache, rootIndexes, writeHashCache } from './cache.js';
 import { type Change, compare, pairRenames, settle } from './diff.js';
 import { comparePaths, parentOf } from './entry.js';
@@ -477,17 +468,8 @@ function cacheBytes(file: string): number {
 
 /** Temporary manifests left by a checker that was killed (its pid is in the name and no longer runs). */
 function removeStale(cacheDir: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(cacheDir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = /^[0-9a-f]{16}\.(\d+)\.[0-9a-f]{8}\.(before|after)$/.exec(name)?.[1];
-    if (!pid || alive(Number(pid))) continue;
+  for (const name of leftByGone(cacheDir, /^[0-9a-f]{16}\.(\d+)\.[0-9a-f]{8}\.(before|after)$/))
     rmSync(join(cacheDir, name), { force: true });
-  }
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { alive } from '../processes.js';
+import { leftByGone } from '../processes.js';
 import { canonicalPath } from './check.js';
 import type { Change } from './diff.js';
 import { comparePaths, type Entry, entryOf } from './entry.js';
@@ -273,16 +273,7 @@ const prefix = 'replay-history-view-';
 
 /** Layers of views whose replay was killed before removing them (its pid in the name, no longer running). */
 function sweepStale(parent: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(parent);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = Number(new RegExp(`^${prefix}(\\d+)-`).exec(name)?.[1]);
-    if (pid > 0 && pid !== process.pid && !alive(pid)) removeLayers(join(parent, name));
-  }
+  for (const name of leftByGone(parent, new RegExp(`^${prefix}(\\d+)-`))) removeLayers(join(parent, name));
 }
 
 interface Layers {
