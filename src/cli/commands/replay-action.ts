@@ -131,7 +131,9 @@ async function replayRun(
       if (!holder || state !== 'alive' || holder.pid === process.pid) return undefined;
       return new UserError(
         `run ${run.id} is still running (process ${holder.pid} on this machine): resuming it now would write its pairs from two processes`,
-        `wait for it to end, or stop it (kill ${holder.pid}) and resume it then`,
+        holder.since
+          ? `wait for it to end, or stop it (kill ${holder.pid}) and resume it then`
+          : `wait for it to end, or stop it (kill ${holder.pid}, once you have checked that process ${holder.pid} is that replay: this system does not say when a process started) and resume it then`,
       );
     });
     runId = run.id;
