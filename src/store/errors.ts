@@ -102,6 +102,13 @@ export function storeFailure(error: unknown): StoreError | undefined {
   if (isDamage(error)) return damaged(current.path, error);
   const full = fullDisk(current.path, error, true);
   if (full) return full;
+  if (sqliteCode(error, /^SQLITE_BUSY/))
+    // Every write transaction waits for the others' (IMMEDIATE, with a busy timeout): this one waited in vain.
+    return new StoreError(
+      `the store ${current.path} stayed busy: another replay-history process (an ingest of a large log, a replay) held it longer than this one could wait (${error.message})`,
+      'run the command again when the other has finished; nothing of this one was half-written',
+      1,
+    );
   if (sqliteCode(error, /^SQLITE_READONLY/)) {
     return current.writer === undefined
       ? new StoreError(

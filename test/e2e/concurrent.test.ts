@@ -63,6 +63,25 @@ describe('ingests at once', () => {
     }
   }, 120_000);
 
+  it('says so, and what to do, when another process holds the store longer than it can wait (exit 1)', async () => {
+    const db = join(dir.path, 'store.db');
+    const empty = join(dir.path, 'empty');
+    mkdirSync(empty);
+    expect((await run(['ingest', empty, '--db', db])).exitCode).toBe(0);
+    const holder = new Database(db);
+    holder.prepare('BEGIN IMMEDIATE').run();
+    try {
+      const waited = await run(['ingest', join(root, 'sample-sessions'), '--db', db]);
+      expect(waited.exitCode, waited.stderr).toBe(1);
+      expect(waited.stderr).toContain(`error: the store ${db} stayed busy: another replay-history process`);
+      expect(waited.stderr).toContain('hint: run the command again when the other has finished');
+    } finally {
+      holder.prepare('ROLLBACK').run();
+      holder.close();
+    }
+    expect((await run(['ingest', join(root, 'sample-sessions'), '--db', db])).exitCode).toBe(0);
+  }, 60_000);
+
   it('of a log that grew: every one exits 0, and the store holds it once, as a fresh ingest of it does', async () => {
     const source = join(
       root,
