@@ -135,9 +135,9 @@ describe('replay with the recorded provider', () => {
   });
 
   it('after SIGKILL mid-run, --resume finishes it with no torn line, no pair lost or duplicated', async () => {
-    // A slow model (30 turns two at a time: about 6 s), so that the kill lands while turns are in flight, after
+    // A slow model (30 turns two at a time: about 9 s), so that the kill lands while turns are in flight, after
     // the checks made while it runs.
-    const server = await startModelServer({ responders: [() => ({ text: 'ok', delayMs: 400 })] });
+    const server = await startModelServer({ responders: [() => ({ text: 'ok', delayMs: 600 })] });
     try {
       const args = ['replay', 'sample-sessions', '--db', db, '--out', out, '--model', 'openai:scripted'];
       const child = execa(
@@ -157,6 +157,20 @@ describe('replay with the recorded provider', () => {
       expect(early.exitCode, early.stderr).toBe(2);
       expect(early.stderr).toContain(`is still running (process ${child.pid} on this machine)`);
       expect(early.stderr).toContain(`kill ${child.pid}`);
+      // An export of it takes what it has written so far, and says the run goes on.
+      const early2 = await run([
+        'export',
+        '--db',
+        db,
+        '--from',
+        `run:${running[0].id}`,
+        '--out',
+        `${out}.set`,
+      ]);
+      expect(early2.exitCode, early2.stderr).toBe(0);
+      expect(early2.stderr).toContain(
+        `run ${running[0].id} is still running (process ${child.pid}): the pairs it has written so far are exported`,
+      );
       // Nor does another run write into its file meanwhile: --force would empty it, --append cut its line.
       for (const flag of ['--force', '--append']) {
         const lines = lineCount();

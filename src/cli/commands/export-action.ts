@@ -21,11 +21,12 @@ import {
 } from '../../export/sink.js';
 import { type Side, splitFile } from '../../export/split.js';
 import { measureFor, TokenizerError } from '../../export/tokenizer.js';
+import { ownerState, parseOwner } from '../../processes.js';
 import type { openDb } from '../../store/db.js';
 import { LATEST, RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
-import { err, formatBytes, progressBar, say, writeOut } from '../output.js';
+import { err, formatBytes, progressBar, say, warn, writeOut } from '../output.js';
 import { apart, notAnInput, notAPairsFile } from '../report-files.js';
 
 import type { ExportOptions } from './export.js';
@@ -48,7 +49,15 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
   } else if (options.from !== 'original') {
     throw new UserError(`--from takes original, run:RUN_ID or latest, not '${options.from}'`);
   }
-  if (run) keptPairs(run);
+  if (run) {
+    keptPairs(run);
+    // Its pairs file still grows: what is in it now is exported (a line being written is left for later).
+    const holder = run.status === 'running' ? parseOwner(run.owner) : undefined;
+    if (holder && ownerState(holder) === 'alive')
+      warn(
+        `run ${run.id} is still running (process ${holder.pid}): the pairs it has written so far are exported`,
+      );
+  }
 
   const dpo = options.format === 'dpo';
   if (dpo && !run)
