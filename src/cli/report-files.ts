@@ -129,11 +129,16 @@ export function apart(
  * that exists, by file. `replay --out` itself may add to one (--append) and is not asked.
  */
 export function notAPairsFile(store: Db, outputs: readonly (readonly [string, string | undefined])[]): void {
-  const pairs = new RunStore(store).outFiles().map((kept) => ({ ...kept, held: statOf(kept.file) }));
+  // Files only: a run that streamed its pairs to a device or a pipe (/dev/null, /dev/stdout) kept none there.
+  const pairs = new RunStore(store)
+    .outFiles()
+    .map((kept) => ({ ...kept, held: statOf(kept.file) }))
+    .filter(({ held }) => held === undefined || held.isFile());
   for (const [option, path] of outputs) {
     if (path === undefined) continue;
     const out = resolve(path);
     const stats = statOf(out);
+    if (stats && !stats.isFile()) continue;
     const hit = pairs.find(
       ({ file, held }) =>
         file === out || (held?.isFile() && stats && stats.dev === held.dev && stats.ino === held.ino),

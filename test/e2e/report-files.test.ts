@@ -273,5 +273,8 @@ describe('the store as an output', () => {
     const dataset = join(dir.path, 'dataset.jsonl');
     expect((await run(['export', '--db', db, '--from', `run:${runId}`, '--out', dataset])).exitCode).toBe(0);
     expect(readFileSync(dataset, 'utf8').split('\n').filter(Boolean).length).toBeGreaterThan(0);
+    // A device is nobody's pairs file, though a run streamed its pairs there (the test above did, to /dev/null).
+    const device = await run(['export', '--db', db, '--from', `run:${runId}`, '--out', '/dev/null']);
+    expect(device.exitCode, device.stderr).toBe(0);
   });
 });
