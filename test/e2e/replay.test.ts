@@ -194,6 +194,13 @@ describe('replay with the recorded provider', () => {
       );
       const shown = await run(['runs', listed[0].id, '--db', db]);
       expect(shown.stdout).toContain('interrupted (its process');
+      // No gate judges a run that did not finish: its figures cover only the turns it had done.
+      const judged = await run(['runs', 'check', listed[0].id, '--db', db, '--max-failed-turns', '0']);
+      expect(judged.exitCode, judged.stderr).toBe(2);
+      expect(judged.stderr).toContain(`run ${listed[0].id} did not finish (its process`);
+      expect(judged.stderr).toContain(
+        `hint: finish it first: replay-history replay --resume ${listed[0].id}`,
+      );
       const asked = server.chatRequests().length;
       const resumed = await run(['replay', '--resume', listed[0].id, '--db', db, '--json']);
       expect(resumed.exitCode).toBe(0);
@@ -202,6 +209,8 @@ describe('replay with the recorded provider', () => {
       expect(keys).toHaveLength(30);
       expect(new Set(keys).size).toBe(30);
       expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'done', turnsDone: 30, turnsFailed: 0 });
+      const finished = await run(['runs', 'check', listed[0].id, '--db', db, '--max-failed-turns', '0']);
+      expect(finished.exitCode, finished.stderr).toBe(0);
       // Turns already written were not asked again: the resume asked only for the rest (and what was in flight).
       expect(server.chatRequests().length - asked).toBe(30 - before);
     } finally {

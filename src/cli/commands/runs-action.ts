@@ -185,6 +185,14 @@ export async function checkRun(
     });
     const store = new RunStore(db);
     const run = asItStands(store.resolve(id));
+    // Its figures cover only what it had done: 3 sessions of 100 at full recall would pass --min-recall 95%.
+    if (run.status === 'running' || run.status === 'interrupted')
+      throw new UserError(
+        `run ${run.id} ${run.status === 'running' ? 'is still running' : 'did not finish'}${run.error ? ` (${run.error})` : ''}: its figures cover only what it had done, which no gate may judge`,
+        run.status === 'running'
+          ? 'check it once it has finished'
+          : `finish it first: replay-history replay --resume ${run.id}`,
+      );
     const figures = store.figures(run.id);
     const sessions = [...store.sessionFigures(run.id)];
     const verdicts = checkGates(gates, figures, sessions);
