@@ -56,6 +56,11 @@ export function ownerState(owner: Owner | undefined): OwnerState {
   return since === undefined || since === owner.since ? 'alive' : 'gone';
 }
 
+/** Whether the owner is another process, running now on this machine: what a second writer must wait for. */
+export function anotherAlive(owner: Owner | undefined): owner is Owner {
+  return owner !== undefined && owner.pid !== process.pid && ownerState(owner) === 'alive';
+}
+
 /** An owner as stored (JSON), or undefined for none or for what is not one. */
 export function parseOwner(text: string | null | undefined): Owner | undefined {
   if (!text) return undefined;

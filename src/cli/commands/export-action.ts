@@ -1,7 +1,6 @@
 // What `export` does, loaded only when it runs: the tokenizer, the redaction rules and the renderers take most
 // of a second to load, which `replay-history --help` or `sessions` should not pay.
 import { existsSync, readFileSync } from 'node:fs';
-import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { TrainOn } from '../../export/build.js';
 import { trainerConfigs } from '../../export/configs.js';
@@ -21,18 +20,16 @@ import {
 } from '../../export/sink.js';
 import { type Side, splitFile } from '../../export/split.js';
 import { measureFor, TokenizerError } from '../../export/tokenizer.js';
-import { ownerState, parseOwner } from '../../processes.js';
+import { anotherAlive, parseOwner } from '../../processes.js';
 import type { openDb } from '../../store/db.js';
 import { LATEST, RunStore } from '../../store/runs.js';
 import { SessionStore } from '../../store/sessions.js';
 import { ExitCode, UserError } from '../errors.js';
 import { err, formatBytes, progressBar, say, warn, writeOut } from '../output.js';
 import { apart, notAnInput, notAPairsFile } from '../report-files.js';
+import { onStop } from '../signals.js';
 
 import type { ExportOptions } from './export.js';
-
-/** The signals that stop an export: it leaves what it was writing as it was. */
-const stopSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export async function runExport(db: ReturnType<typeof openDb>, given: ExportOptions): Promise<void> {
   // `--out -` is stdout, as for most tools, not a file named '-'.
@@ -53,7 +50,7 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
     keptPairs(run);
     // Its pairs file still grows: what is in it now is exported (a line being written is left for later).
     const holder = run.status === 'running' ? parseOwner(run.owner) : undefined;
-    if (holder && ownerState(holder) === 'alive')
+    if (anotherAlive(holder))
       warn(
         `run ${run.id} is still running (process ${holder.pid}): the pairs it has written so far are exported`,
       );
@@ -174,17 +171,14 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
   );
 
   const bar = progressBar('export');
-  // Ctrl-C, `kill`, a closed terminal: the files being written are left as they were (their temporary files go)
-  // and the exit is 128 + the signal's number, as a shell reports a process killed by it.
-  const interrupted = (signal: NodeJS.Signals) => {
+  // Ctrl-C, `kill`, a closed terminal: the files being written are left as they were (their temporary files go).
+  const stopped = onStop((signal) => {
     bar.end();
     const left = removeTemporaries();
     say(
       `\ninterrupted (${signal})${left.length > 0 ? `; nothing written to ${left.join(', ')}: as it was before` : ''}`,
     );
-    process.exit(128 + (constants.signals[signal] ?? 2));
-  };
-  for (const signal of stopSignals) process.once(signal, interrupted);
+  });
   try {
     if (run) await exporter.fromRun(run, runs, sessions);
     else await exporter.fromStore(sessions, (done, total) => bar.update(done, total, 'sessions'));
@@ -197,7 +191,7 @@ export async function runExport(db: ReturnType<typeof openDb>, given: ExportOpti
     throw plainly(error);
   } finally {
     bar.end();
-    for (const signal of stopSignals) process.off(signal, interrupted);
+    stopped();
   }
   if (split) {
     for (const [side, sink] of sinks) if (sink.rows === 0) say(`${side}: 0 samples (empty file written)`);

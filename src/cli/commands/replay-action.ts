@@ -2,7 +2,6 @@
 // second to load, which `replay --help` and every other command should not pay.
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync, truncateSync } from 'node:fs';
-import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import {
   kindName,
@@ -12,7 +11,7 @@ import {
   type Target,
   targetOf,
 } from '../../export/sink.js';
-import { ownerState, parseOwner, thisProcess } from '../../processes.js';
+import { anotherAlive, ownerState, parseOwner, thisProcess } from '../../processes.js';
 import { callKeys } from '../../replay/chat.js';
 import { requestDigest, type SessionEnd } from '../../replay/engine.js';
 import { checkGates, formatGates } from '../../replay/gates.js';
@@ -37,6 +36,7 @@ import {
   writeVerdict,
 } from '../report-files.js';
 import { formatRunHtml } from '../report-html.js';
+import { onStop } from '../signals.js';
 import type { ReplayOptions } from './replay.js';
 import { checkJson, finishCheck, formatCheck, startCheck } from './replay-check.js';
 import { type DriverOption, drivers, type StoredOptions } from './replay-drivers.js';
@@ -44,7 +44,6 @@ import { formatFigures, runJson } from './runs-action.js';
 import { resolveTargets } from './targets.js';
 
 /** Signals that stop a replay the way Ctrl-C does. */
-const stopSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** Turns between two looks at the heap, and what it may hold before a full collection (`collectOver`). */
 const heapCheckEvery = 32;
@@ -123,12 +122,11 @@ async function replayRun(
     // not resumed from a second one.
     runs.take(run.id, owner, (stored) => {
       const holder = parseOwner(stored);
-      const state = ownerState(holder);
-      if (holder && state === 'elsewhere')
+      if (holder && ownerState(holder) === 'elsewhere')
         warn(
           `run ${run.id} was started on ${holder.host}, which cannot be asked whether it still runs it: make sure it does not`,
         );
-      if (!holder || state !== 'alive' || holder.pid === process.pid) return undefined;
+      if (!anotherAlive(holder)) return undefined;
       return new UserError(
         `run ${run.id} is still running (process ${holder.pid} on this machine): resuming it now would write its pairs from two processes`,
         holder.since
@@ -225,7 +223,7 @@ async function replayRun(
       // line in progress, and either would mix two runs' lines as they are written.
       for (const other of runs.runningInto(outFile)) {
         const holder = parseOwner(other.owner);
-        if (holder && ownerState(holder) === 'alive' && holder.pid !== process.pid)
+        if (anotherAlive(holder))
           throw new UserError(
             `${outFile} is being written by run ${other.id} (process ${holder.pid} on this machine)`,
             'wait for it to end, or pass another --out',
@@ -341,17 +339,14 @@ async function replayRun(
   let asked = 0;
   const total = sessionIds.reduce((n, id) => n + (sessions.row(id)?.turn_count ?? 0), 0) - done.size;
   // Ctrl-C, `kill`, a closed terminal: the run is marked interrupted (never left 'running') and can be resumed.
-  // Exit 128 + the signal's number, as a shell reports a process killed by it.
-  const interrupted = (signal: NodeJS.Signals) => {
+  const stopped = onStop((signal) => {
     runs.finish(runId, 'interrupted', `stopped by ${signal}`);
     bar.end();
     check.checker?.abandon();
     // a --junit or --report file being written: left as it was
     removeTemporaries();
     say(`\ninterrupted (${signal}); continue with: replay-history replay --resume ${runId}`);
-    process.exit(128 + (constants.signals[signal] ?? 2));
-  };
-  for (const signal of stopSignals) process.once(signal, interrupted);
+  });
   let failure: unknown;
   try {
     // Progress: on a terminal the bar (turns, sessions finished, the session last heard of); elsewhere a line per
@@ -403,7 +398,7 @@ async function replayRun(
       // The store cannot take it either (its disk is full): the run stays as it was, and --resume goes on from it.
     }
   } finally {
-    for (const signal of stopSignals) process.off(signal, interrupted);
+    stopped();
     bar.end();
     opened.writer.close();
   }

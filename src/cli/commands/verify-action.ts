@@ -9,6 +9,7 @@ import { probeSandbox, SandboxUnavailable, sandboxed } from '../../verify/sandbo
 import { ExitCode, UserError } from '../errors.js';
 import { err, progressBar, say, writeOut } from '../output.js';
 import { checkReportFiles, writeVerdict } from '../report-files.js';
+import { stopSignals } from '../signals.js';
 
 export interface VerifyOptions {
   watch: string[];
@@ -100,7 +101,7 @@ function runCommand(argv: string[], stdoutToStderr: boolean): Promise<Outcome> {
     const [file, ...args] = argv as [string, ...string[]];
     const child = spawn(file, args, { stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'] });
     const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
-    const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => {
+    const handlers = stopSignals.map((signal) => {
       const handler = forward(signal);
       process.on(signal, handler);
       return [signal, handler] as const;
