@@ -1,7 +1,7 @@
 // The files a run's verdict is written to besides stdout (--junit, --report): checked before anything runs, then
 // written as export writes its companions (export/sink.ts `writeWhole`): a file whole, beside it then renamed onto
 // it (through a link, onto its target); a device or FIFO in place, never replaced by a file.
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SinkError, writeWhole } from '../export/sink.js';
 import type { Db } from '../store/db.js';
@@ -93,19 +93,14 @@ export function apart(
     option: string;
     path: string;
     out: string;
-    stats: ReturnType<typeof statSync>;
+    stats: Stats | undefined;
     read: boolean;
   }[] = [];
   const look = (option: string, path: string, read: boolean) => {
     const out = resolve(path);
     const stats = statOf(out);
     if (stats && !stats.isFile()) return;
-    const same = seen.find(
-      (other) =>
-        (!read || !other.read) &&
-        (other.out === out ||
-          (stats && other.stats && stats.dev === other.stats.dev && stats.ino === other.stats.ino)),
-    );
+    const same = seen.find((other) => (!read || !other.read) && sameFile(other.out, other.stats, out, stats));
     if (same?.read)
       throw new UserError(
         `${option} ${path} is the file ${same.option} ${same.path} names, which this command reads: writing there would destroy it`,
@@ -139,10 +134,7 @@ export function notAPairsFile(store: Db, outputs: readonly (readonly [string, st
     const out = resolve(path);
     const stats = statOf(out);
     if (stats && !stats.isFile()) continue;
-    const hit = pairs.find(
-      ({ file, held }) =>
-        file === out || (held?.isFile() && stats && stats.dev === held.dev && stats.ino === held.ino),
-    );
+    const hit = pairs.find(({ file, held }) => sameFile(file, held, out, stats));
     if (hit)
       throw new UserError(
         `${option} ${path} holds the pairs of replay run ${hit.run}: writing there would destroy them`,
@@ -165,7 +157,7 @@ function notTheStore(db: string, outputs: readonly (readonly [string, string | u
       if (path === undefined) continue;
       const out = resolve(path);
       const stats = held && statSync(out, { throwIfNoEntry: false });
-      if (out === file || (held && stats && stats.dev === held.dev && stats.ino === held.ino))
+      if (sameFile(file, held, out, stats))
         throw new UserError(
           `${option} ${path} is ${suffix ? `SQLite's ${suffix.slice(1)} file of ` : ''}the store (--db ${db}): writing there would destroy it`,
           'pass another file',
@@ -194,10 +186,18 @@ function notALog(db: Db, outputs: readonly (readonly [string, string | undefined
 }
 
 /** The file's stats, or undefined where there is none to be had (missing, below a file, not ours to look at). */
-function statOf(path: string) {
+function statOf(path: string): Stats | undefined {
   try {
     return statSync(path, { throwIfNoEntry: false });
   } catch {
     return undefined;
   }
+}
+
+/** Two paths name one file: the same path, or (both there) the same device and inode, through links too. */
+function sameFile(a: string, aStats: Stats | undefined, b: string, bStats: Stats | undefined): boolean {
+  return (
+    a === b ||
+    (aStats !== undefined && bStats !== undefined && aStats.dev === bStats.dev && aStats.ino === bStats.ino)
+  );
 }

@@ -32,35 +32,34 @@ function contents(db: string): { sessions: unknown[]; messages: unknown[]; files
   }
 }
 
+/**
+ * Six ingests of the sample sessions at once, `trials` times, each time into a new store (made and migrated first,
+ * when `made`: then they all read it, then write, over one another): every one exits 0, and the store is what one
+ * ingest makes, row by row.
+ */
+async function sixAtOnce(trials: number, made: boolean): Promise<void> {
+  const logs = join(dir.path, 'logs');
+  cpSync(join(root, 'sample-sessions'), logs, { recursive: true });
+  const empty = join(dir.path, 'empty');
+  mkdirSync(empty);
+  const reference = join(dir.path, 'reference.db');
+  expect((await run(['ingest', logs, '--db', reference])).exitCode).toBe(0);
+  for (let trial = 0; trial < trials; trial++) {
+    const db = join(dir.path, `store-${trial}.db`);
+    if (made) expect((await run(['ingest', empty, '--db', db])).exitCode).toBe(0);
+    const ran = await Promise.all(Array.from({ length: 6 }, () => run(['ingest', logs, '--db', db])));
+    for (const one of ran) expect(one.exitCode, one.stderr).toBe(0);
+    expect(contents(db)).toEqual(contents(reference));
+  }
+}
+
 describe('ingests at once', () => {
   it('into a new store: every one exits 0, and the store is what one ingest makes', async () => {
-    const logs = join(dir.path, 'logs');
-    cpSync(join(root, 'sample-sessions'), logs, { recursive: true });
-    const reference = join(dir.path, 'reference.db');
-    expect((await run(['ingest', logs, '--db', reference])).exitCode).toBe(0);
-    for (let trial = 0; trial < 3; trial++) {
-      const db = join(dir.path, `store-${trial}.db`);
-      const ran = await Promise.all(Array.from({ length: 6 }, () => run(['ingest', logs, '--db', db])));
-      for (const one of ran) expect(one.exitCode, one.stderr).toBe(0);
-      expect(contents(db)).toEqual(contents(reference));
-    }
+    await sixAtOnce(3, false);
   }, 120_000);
 
   it('into a store that exists: every one exits 0, none finds the store locked', async () => {
-    const logs = join(dir.path, 'logs');
-    cpSync(join(root, 'sample-sessions'), logs, { recursive: true });
-    const empty = join(dir.path, 'empty');
-    mkdirSync(empty);
-    const reference = join(dir.path, 'reference.db');
-    expect((await run(['ingest', logs, '--db', reference])).exitCode).toBe(0);
-    // Each trial a store made (and migrated) first: the ingests all read it, then write, over one another.
-    for (let trial = 0; trial < 6; trial++) {
-      const db = join(dir.path, `store-${trial}.db`);
-      expect((await run(['ingest', empty, '--db', db])).exitCode).toBe(0);
-      const ran = await Promise.all(Array.from({ length: 6 }, () => run(['ingest', logs, '--db', db])));
-      for (const one of ran) expect(one.exitCode, one.stderr).toBe(0);
-      expect(contents(db)).toEqual(contents(reference));
-    }
+    await sixAtOnce(6, true);
   }, 120_000);
 
   it('says so, and what to do, when another process holds the store longer than it can wait (exit 1)', async () => {
